@@ -1,0 +1,165 @@
+// The C++ shim: op schemas and registrations (CPU, CUDA, Meta), and at::Tensor -> descriptor.
+// It holds no decisions: every check, plan and launch happens in Rust (src/ffi.rs).
+#include <ATen/ATen.h>
+#include <c10/core/DeviceGuard.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <torch/library.h>
+
+#include <optional>
+#include <string>
+
+#include "rust/cxx.h"
+#include "mate/src/ffi.rs.h"
+
+namespace {
+
+using mate::ffi::GemmCall;
+using mate::ffi::TensorDesc;
+using OptTensor = std::optional<at::Tensor>;
+
+constexpr int64_t kMaxDims = 8;
+
+TensorDesc describe(const char* arg, const at::Tensor& t, bool with_data = true) {
+  TensorDesc d{};
+  d.present = true;
+  TORCH_CHECK_VALUE(t.dim() <= kMaxDims, "mate: argument `", arg, "` = a tensor of ", t.dim(),
+                    " dims: at most ", kMaxDims, " dims are supported");
+  d.data = with_data ? reinterpret_cast<size_t>(t.data_ptr()) : 0;
+  d.dtype = static_cast<int32_t>(t.scalar_type());
+  d.device_type = static_cast<int32_t>(t.device().type());
+  d.device_index = t.device().index();
+  d.ndim = static_cast<int32_t>(t.dim());
+  for (int64_t i = 0; i < t.dim(); ++i) {
+    d.sizes[i] = t.size(i);
+    d.strides[i] = t.stride(i);
+  }
+  return d;
+}
+
+TensorDesc describe(const char* arg, const OptTensor& t) {
+  return t.has_value() ? describe(arg, *t) : TensorDesc{};
+}
+
+// Rust errors arrive as rust::Error; argument errors become ValueError, the rest RuntimeError.
+template <class F>
+auto call_rust(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const rust::Error& e) {
+    const std::string msg = e.what();
+    if (msg.rfind("mate runtime error", 0) == 0) TORCH_CHECK(false, msg);
+    TORCH_CHECK_VALUE(false, msg);
+  }
+}
+
+GemmCall make_call(const at::Tensor& x, const at::Tensor& qweight, const at::Tensor& scales,
+                   const OptTensor& zeros, const OptTensor& perm, const OptTensor& bias,
+                   int64_t group_size, std::optional<int64_t> num_sms, const OptTensor& workspace) {
+  GemmCall c{};
+  c.x = describe("x", x);
+  c.qweight = describe("qweight", qweight);
+  c.scales = describe("scales", scales);
+  c.zeros = describe("zeros", zeros);
+  c.perm = describe("perm", perm);
+  c.bias = describe("bias", bias);
+  c.workspace = describe("workspace", workspace);
+  c.group_size = group_size;
+  c.has_num_sms = num_sms.has_value();
+  c.num_sms = num_sms.value_or(0);
+  if (x.is_cuda()) {
+    c.stream = reinterpret_cast<size_t>(
+        c10::impl::getDeviceGuardImpl(x.device().type())->getStream(x.device()).native_handle());
+  }
+  return c;
+}
+
+rust::Slice<const int64_t> slice(c10::IntArrayRef v) { return {v.data(), v.size()}; }
+
+at::Tensor& gemm_out(const at::Tensor& x, const at::Tensor& qweight, c10::IntArrayRef frame_meta,
+                     const at::Tensor& scales, const OptTensor& zeros, const OptTensor& perm,
+                     const OptTensor& bias, int64_t group_size, std::optional<int64_t> num_sms,
+                     const OptTensor& workspace, at::Tensor& out) {
+  c10::OptionalDeviceGuard guard;
+  if (x.is_cuda()) guard.reset_device(x.device());
+  GemmCall c = make_call(x, qweight, scales, zeros, perm, bias, group_size, num_sms, workspace);
+  c.out = describe("out", out);
+  call_rust([&] { mate::ffi::gemm_run(c, slice(frame_meta)); });
+  return out;
+}
+
+at::Tensor gemm(const at::Tensor& x, const at::Tensor& qweight, c10::IntArrayRef frame_meta,
+                const at::Tensor& scales, const OptTensor& zeros, const OptTensor& perm,
+                const OptTensor& bias, int64_t group_size, std::optional<int64_t> num_sms,
+                const OptTensor& workspace) {
+  c10::OptionalDeviceGuard guard;
+  if (x.is_cuda()) guard.reset_device(x.device());
+  GemmCall c = make_call(x, qweight, scales, zeros, perm, bias, group_size, num_sms, workspace);
+  const int64_t n = call_rust([&] { return mate::ffi::gemm_out_cols(c, slice(frame_meta)); });
+  auto sizes = x.sizes().vec();
+  sizes.back() = n;
+  at::Tensor out = at::empty(sizes, x.options());
+  c.out = describe("out", out);
+  call_rust([&] { mate::ffi::gemm_run(c, slice(frame_meta)); });
+  return out;
+}
+
+// Meta: shapes only (symbolic under torch.compile); N comes from the frame metadata.
+at::Tensor gemm_meta(const at::Tensor& x, const at::Tensor&, c10::IntArrayRef frame_meta,
+                     const at::Tensor&, const OptTensor&, const OptTensor&, const OptTensor&,
+                     int64_t, std::optional<int64_t>, const OptTensor&) {
+  const int64_t n = call_rust([&] { return mate::ffi::meta_out_cols(slice(frame_meta)); });
+  auto sizes = x.sym_sizes().vec();
+  TORCH_CHECK_VALUE(!sizes.empty(), "mate: argument `x` = a 0-dim tensor: must have at least one dim ([..., K])");
+  sizes.back() = n;
+  return at::empty_symint(sizes, x.options());
+}
+
+at::Tensor& gemm_out_meta(const at::Tensor&, const at::Tensor&, c10::IntArrayRef frame_meta,
+                          const at::Tensor&, const OptTensor&, const OptTensor&, const OptTensor&,
+                          int64_t, std::optional<int64_t>, const OptTensor&, at::Tensor& out) {
+  call_rust([&] { return mate::ffi::meta_out_cols(slice(frame_meta)); });
+  return out;
+}
+
+int64_t workspace_size(const at::Tensor& x, c10::IntArrayRef frame_meta, std::optional<int64_t> num_sms) {
+  const TensorDesc d = describe("x", x, /*with_data=*/false);
+  return call_rust([&] {
+    return mate::ffi::workspace_bytes(d, slice(frame_meta), num_sms.has_value(), num_sms.value_or(0));
+  });
+}
+
+std::vector<int64_t> frame_meta(int64_t k, int64_t n, int64_t group_size, bool has_zeros, bool has_perm) {
+  rust::Vec<int64_t> v = call_rust([&] { return mate::ffi::frame_meta(k, n, group_size, has_zeros, has_perm); });
+  return std::vector<int64_t>(v.begin(), v.end());
+}
+
+}  // namespace
+
+// The schemas are frozen: later work adds variants and kernels, not arguments.
+TORCH_LIBRARY(mate, m) {
+  m.def(
+      "w4a16_gemm(Tensor x, Tensor qweight, int[] frame_meta, Tensor scales, Tensor? zeros=None, "
+      "Tensor? perm=None, Tensor? bias=None, int group_size=-1, int? num_sms=None, "
+      "Tensor? workspace=None) -> Tensor");
+  m.def(
+      "w4a16_gemm.out(Tensor x, Tensor qweight, int[] frame_meta, Tensor scales, Tensor? zeros=None, "
+      "Tensor? perm=None, Tensor? bias=None, int group_size=-1, int? num_sms=None, "
+      "Tensor? workspace=None, *, Tensor(a!) out) -> Tensor(a!)");
+  m.def("w4a16_workspace_size(Tensor x, int[] frame_meta, int? num_sms=None) -> int", &workspace_size);
+  m.def("frame_meta(int K, int N, int group_size, bool has_zeros, bool has_perm) -> int[]", &frame_meta);
+}
+
+TORCH_LIBRARY_IMPL(mate, CPU, m) {
+  m.impl("w4a16_gemm", &gemm);
+  m.impl("w4a16_gemm.out", &gemm_out);
+}
+
+TORCH_LIBRARY_IMPL(mate, CUDA, m) {
+  m.impl("w4a16_gemm", &gemm);
+  m.impl("w4a16_gemm.out", &gemm_out);
+}
+
+TORCH_LIBRARY_IMPL(mate, Meta, m) {
+  m.impl("w4a16_gemm", &gemm_meta);
+  m.impl("w4a16_gemm.out", &gemm_out_meta);
+}

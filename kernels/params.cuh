@@ -1,0 +1,25 @@
+// Kernel parameter block. Mirrored byte for byte by src/device/params.rs (GemmParams);
+// both sides assert the size, so a field added on one side only fails the build.
+#pragma once
+#include <cstdint>
+
+namespace mate {
+
+struct GemmParams {
+  const void* x;          // activation [M, K], unit stride along K, row stride x_row_stride
+  const int32_t* qweight; // frame v1: int32 [K/8, N], nibble j of word (r, n) = row 8r+j, col n
+  const void* scales;     // [K/group, N], activation dtype
+  const int32_t* zeros;   // [K/group, N/8] packed int4 exact zero points, or null (symmetric: 8)
+  const int32_t* perm;    // [K] act-order gather (x column perm[k] feeds frame row k), or null
+  const void* bias;       // [N], activation dtype, or null
+  void* out;              // [M, N] contiguous, activation dtype
+  int64_t x_row_stride;   // elements
+  int32_t M;
+  int32_t N;
+  int32_t K;
+  int32_t group_size;     // effective group (K for per-channel)
+};
+
+static_assert(sizeof(GemmParams) == 80, "GemmParams layout must match src/device/params.rs");
+
+}  // namespace mate

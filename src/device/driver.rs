@@ -1,0 +1,108 @@
+//! The CUDA driver API, loaded at run time with `dlopen` (no cudart, no link-time CUDA dependency:
+//! the library loads on machines without a GPU). A port to another vendor's driver API that mirrors
+//! CUDA's (MUSA's `mu*` calls) replaces this file's symbol names.
+
+use crate::error::{Error, Result};
+use once_cell::sync::OnceCell;
+use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
+
+pub type CuResult = c_int;
+pub type CuDevice = c_int;
+pub type CuContext = *mut c_void;
+pub type CuModule = *mut c_void;
+pub type CuFunction = *mut c_void;
+pub type CuStream = *mut c_void;
+
+pub const CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: c_int = 16;
+pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: c_int = 75;
+pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: c_int = 76;
+
+#[allow(non_snake_case)]
+pub struct Driver {
+    pub cuInit: unsafe extern "C" fn(c_uint) -> CuResult,
+    pub cuDeviceGet: unsafe extern "C" fn(*mut CuDevice, c_int) -> CuResult,
+    pub cuDeviceGetAttribute: unsafe extern "C" fn(*mut c_int, c_int, CuDevice) -> CuResult,
+    pub cuDevicePrimaryCtxRetain: unsafe extern "C" fn(*mut CuContext, CuDevice) -> CuResult,
+    pub cuCtxGetCurrent: unsafe extern "C" fn(*mut CuContext) -> CuResult,
+    pub cuCtxSetCurrent: unsafe extern "C" fn(CuContext) -> CuResult,
+    pub cuModuleLoadData: unsafe extern "C" fn(*mut CuModule, *const c_void) -> CuResult,
+    pub cuModuleGetFunction: unsafe extern "C" fn(*mut CuFunction, CuModule, *const c_char) -> CuResult,
+    #[allow(clippy::type_complexity)]
+    pub cuLaunchKernel: unsafe extern "C" fn(
+        CuFunction,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        c_uint,
+        CuStream,
+        *mut *mut c_void,
+        *mut *mut c_void,
+    ) -> CuResult,
+    pub cuGetErrorString: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
+}
+
+unsafe impl Send for Driver {}
+unsafe impl Sync for Driver {}
+
+static DRIVER: OnceCell<std::result::Result<Driver, String>> = OnceCell::new();
+
+unsafe fn sym<T>(lib: *mut c_void, name: &str) -> std::result::Result<T, String> {
+    let c = CString::new(name).unwrap();
+    let p = libc::dlsym(lib, c.as_ptr());
+    if p.is_null() {
+        return Err(format!("libcuda.so.1 has no symbol {name}"));
+    }
+    Ok(std::mem::transmute_copy::<*mut c_void, T>(&p))
+}
+
+fn load() -> std::result::Result<Driver, String> {
+    unsafe {
+        let name = CString::new("libcuda.so.1").unwrap();
+        let lib = libc::dlopen(name.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL);
+        if lib.is_null() {
+            let why = libc::dlerror();
+            let why = if why.is_null() { "unknown".into() } else { CStr::from_ptr(why).to_string_lossy().into_owned() };
+            return Err(format!("could not dlopen libcuda.so.1 (the NVIDIA driver): {why}"));
+        }
+        let d = Driver {
+            cuInit: sym(lib, "cuInit")?,
+            cuDeviceGet: sym(lib, "cuDeviceGet")?,
+            cuDeviceGetAttribute: sym(lib, "cuDeviceGetAttribute")?,
+            cuDevicePrimaryCtxRetain: sym(lib, "cuDevicePrimaryCtxRetain")?,
+            cuCtxGetCurrent: sym(lib, "cuCtxGetCurrent")?,
+            cuCtxSetCurrent: sym(lib, "cuCtxSetCurrent")?,
+            cuModuleLoadData: sym(lib, "cuModuleLoadData")?,
+            cuModuleGetFunction: sym(lib, "cuModuleGetFunction")?,
+            cuLaunchKernel: sym(lib, "cuLaunchKernel")?,
+            cuGetErrorString: sym(lib, "cuGetErrorString")?,
+        };
+        let rc = (d.cuInit)(0);
+        if rc != 0 {
+            return Err(format!("cuInit failed with CUresult {rc}"));
+        }
+        Ok(d)
+    }
+}
+
+pub fn driver() -> Result<&'static Driver> {
+    DRIVER.get_or_init(load).as_ref().map_err(|e| Error::Cuda(e.clone()))
+}
+
+/// Turns a CUresult into a named error.
+pub fn check(d: &Driver, rc: CuResult, what: &str) -> Result<()> {
+    if rc == 0 {
+        return Ok(());
+    }
+    let mut msg: *const c_char = std::ptr::null();
+    let text = unsafe {
+        if (d.cuGetErrorString)(rc, &mut msg) == 0 && !msg.is_null() {
+            CStr::from_ptr(msg).to_string_lossy().into_owned()
+        } else {
+            "unknown error".into()
+        }
+    };
+    Err(Error::Cuda(format!("{what} failed: CUresult {rc} ({text})")))
+}

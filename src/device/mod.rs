@@ -1,0 +1,62 @@
+//! The device layer: driver symbols, the registry of embedded kernels per device, and the launch.
+//! Everything vendor-specific sits in this module.
+
+pub mod driver;
+pub mod params;
+pub mod registry;
+
+use crate::call::{Device, Problem};
+use crate::error::{Error, Result};
+use crate::ffi::bridge::{GemmCall, TensorDesc};
+use crate::plan::Plan;
+use params::GemmParams;
+use std::ffi::c_void;
+
+fn ptr(t: &TensorDesc) -> *const c_void {
+    if t.present {
+        t.data as *const c_void
+    } else {
+        std::ptr::null()
+    }
+}
+
+/// Launches `plan` for `p` on the caller's stream. No allocation, no synchronization.
+pub fn launch(p: &Problem, plan: &Plan, call: &GemmCall) -> Result<()> {
+    let Device::Cuda(index) = p.device else {
+        return Err(Error::Internal("device::launch called for a CPU problem".into()));
+    };
+    let dev = registry::device(index)?;
+    let d = driver::driver()?;
+    dev.make_current(d)?;
+    let mut params = GemmParams {
+        x: ptr(&call.x),
+        qweight: ptr(&call.qweight) as *const i32,
+        scales: ptr(&call.scales),
+        zeros: ptr(&call.zeros) as *const i32,
+        perm: ptr(&call.perm) as *const i32,
+        bias: ptr(&call.bias),
+        out: call.out.data as *mut c_void,
+        x_row_stride: p.x_row_stride,
+        m: i32::try_from(p.m).map_err(|_| crate::error::arg_err("x", format!("M = {}", p.m), "M must be below 2^31"))?,
+        n: p.n() as i32,
+        k: p.k() as i32,
+        group_size: p.meta.group() as i32,
+    };
+    let mut args = [&mut params as *mut GemmParams as *mut c_void];
+    let rc = unsafe {
+        (d.cuLaunchKernel)(
+            dev.function(plan.variant),
+            plan.grid[0],
+            plan.grid[1],
+            plan.grid[2],
+            plan.block[0],
+            plan.block[1],
+            plan.block[2],
+            plan.dynamic_smem,
+            call.stream as driver::CuStream,
+            args.as_mut_ptr(),
+            std::ptr::null_mut(),
+        )
+    };
+    driver::check(d, rc, "cuLaunchKernel")
+}

@@ -1,0 +1,99 @@
+//! The embedded kernels (one fatbin: sm_90a and sm_80 code for every variant), loaded once per
+//! device into its primary context, with every variant's function handle resolved up front.
+
+use super::driver::{self, CuContext, CuDevice, CuFunction, CuModule, Driver};
+use crate::error::{arg_err, Error, Result};
+use crate::plan::VARIANTS;
+use once_cell::sync::OnceCell;
+use std::ffi::CString;
+
+#[repr(C, align(16))]
+struct Aligned<T: ?Sized>(T);
+
+/// nvcc's fatbin for all variants, embedded at build time (build.rs sets the path).
+static FATBIN: &Aligned<[u8]> = &Aligned(*include_bytes!(env!("MATE_FATBIN_PATH")));
+
+pub struct DeviceState {
+    ctx: CuContext,
+    _module: CuModule,
+    functions: Vec<CuFunction>,
+    pub sm_count: i32,
+    pub capability: (i32, i32),
+}
+
+// Handles are process-wide driver objects, immutable after load.
+unsafe impl Send for DeviceState {}
+unsafe impl Sync for DeviceState {}
+
+const MAX_DEVICES: usize = 64;
+static DEVICES: [OnceCell<DeviceState>; MAX_DEVICES] = [const { OnceCell::new() }; MAX_DEVICES];
+
+impl DeviceState {
+    pub fn function(&self, variant: usize) -> CuFunction {
+        self.functions[variant]
+    }
+
+    /// Makes this device's primary context current on the calling thread (torch's own context).
+    pub fn make_current(&self, d: &Driver) -> Result<()> {
+        let mut cur: CuContext = std::ptr::null_mut();
+        driver::check(d, unsafe { (d.cuCtxGetCurrent)(&mut cur) }, "cuCtxGetCurrent")?;
+        if cur != self.ctx {
+            driver::check(d, unsafe { (d.cuCtxSetCurrent)(self.ctx) }, "cuCtxSetCurrent")?;
+        }
+        Ok(())
+    }
+}
+
+fn load(index: i32) -> Result<DeviceState> {
+    let d = driver::driver()?;
+    let mut dev: CuDevice = 0;
+    driver::check(d, unsafe { (d.cuDeviceGet)(&mut dev, index) }, "cuDeviceGet")?;
+    let attr = |a| -> Result<i32> {
+        let mut v = 0;
+        driver::check(d, unsafe { (d.cuDeviceGetAttribute)(&mut v, a, dev) }, "cuDeviceGetAttribute")?;
+        Ok(v)
+    };
+    let sm_count = attr(driver::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
+    let capability = (
+        attr(driver::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
+        attr(driver::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
+    );
+    if capability.0 < 8 {
+        return Err(arg_err(
+            "x",
+            format!("a tensor on cuda:{index} (compute capability {}.{})", capability.0, capability.1),
+            "mate's kernels need compute capability 8.0 or newer (sm_80 code; sm_90a on Hopper)",
+        ));
+    }
+    let mut ctx: CuContext = std::ptr::null_mut();
+    driver::check(d, unsafe { (d.cuDevicePrimaryCtxRetain)(&mut ctx, dev) }, "cuDevicePrimaryCtxRetain")?;
+    let mut prev: CuContext = std::ptr::null_mut();
+    driver::check(d, unsafe { (d.cuCtxGetCurrent)(&mut prev) }, "cuCtxGetCurrent")?;
+    driver::check(d, unsafe { (d.cuCtxSetCurrent)(ctx) }, "cuCtxSetCurrent")?;
+    let mut module: CuModule = std::ptr::null_mut();
+    driver::check(
+        d,
+        unsafe { (d.cuModuleLoadData)(&mut module, FATBIN.0.as_ptr().cast()) },
+        "cuModuleLoadData (mate's embedded kernels; if this runs inside CUDA graph capture, call the op once before capturing)",
+    )?;
+    let mut functions = Vec::with_capacity(VARIANTS.len());
+    for v in VARIANTS {
+        let name = CString::new(v.symbol).map_err(|_| Error::Internal(format!("bad symbol {}", v.symbol)))?;
+        let mut f: CuFunction = std::ptr::null_mut();
+        driver::check(d, unsafe { (d.cuModuleGetFunction)(&mut f, module, name.as_ptr()) }, "cuModuleGetFunction")?;
+        functions.push(f);
+    }
+    if prev != ctx && !prev.is_null() {
+        driver::check(d, unsafe { (d.cuCtxSetCurrent)(prev) }, "cuCtxSetCurrent")?;
+    }
+    Ok(DeviceState { ctx, _module: module, functions, sm_count, capability })
+}
+
+/// The loaded state of CUDA device `index` (loads on first use).
+pub fn device(index: i32) -> Result<&'static DeviceState> {
+    let slot = usize::try_from(index)
+        .ok()
+        .and_then(|i| DEVICES.get(i))
+        .ok_or_else(|| arg_err("x", format!("a tensor on cuda:{index}"), format!("device index must be below {MAX_DEVICES}")))?;
+    slot.get_or_try_init(|| load(index))
+}

@@ -1,0 +1,33 @@
+//! The library's error type. Every argument error names the argument, the value it had and the
+//! rule it broke (and, where short, what would be valid).
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum Error {
+    /// A caller's argument breaks a documented rule.
+    #[error("mate: argument `{arg}` = {value}: {rule}")]
+    Arg { arg: &'static str, value: String, rule: String },
+    /// The CUDA driver refused something (loading, launching).
+    #[error("mate runtime error: {0}")]
+    Cuda(String),
+    /// A bug in mate itself; report it.
+    #[error("mate runtime error (internal): {0}")]
+    Internal(String),
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Shorthand for an argument error.
+pub fn arg_err(arg: &'static str, value: impl std::fmt::Display, rule: impl Into<String>) -> Error {
+    Error::Arg { arg, value: value.to_string(), rule: rule.into() }
+}
+
+/// Returns an argument error unless `ok`.
+pub fn ensure(ok: bool, arg: &'static str, value: impl std::fmt::Display, rule: &str) -> Result<()> {
+    if ok {
+        Ok(())
+    } else {
+        Err(arg_err(arg, value, rule))
+    }
+}

@@ -1,0 +1,106 @@
+//! The `cxx` bridge: descriptor structs shared with the C++ shim, and the Rust entry points it calls.
+//!
+//! The shim turns `at::Tensor`s into [`bridge::TensorDesc`]s (pointer, sizes, strides, dtype, device)
+//! and calls these functions; every decision is made on this side. Errors come back as `Err(String)`,
+//! which cxx throws as `rust::Error`; the shim re-raises them as Python exceptions. A panic must never
+//! cross the bridge (cxx would abort the serving process), so each entry runs under `catch_unwind`.
+
+use crate::error::Error;
+
+#[cxx::bridge(namespace = "mate::ffi")]
+pub mod bridge {
+    /// One tensor argument as plain numbers. `present == false` stands for `None`.
+    #[derive(Clone, Copy, Debug)]
+    pub struct TensorDesc {
+        pub present: bool,
+        /// Address of the first element (`data_ptr()`), host or device.
+        pub data: usize,
+        /// `c10::ScalarType` code.
+        pub dtype: i32,
+        /// `c10::DeviceType` code (0 CPU, 1 CUDA, 14 Meta).
+        pub device_type: i32,
+        pub device_index: i32,
+        pub ndim: i32,
+        /// Sizes and strides (in elements); dims past `ndim` are unused. Tensors of more than
+        /// `MAX_DIMS` dims are refused by the shim's describe step with a named error.
+        pub sizes: [i64; 8],
+        pub strides: [i64; 8],
+    }
+
+    /// Every argument of `mate::w4a16_gemm(.out)`, except the frame metadata list.
+    #[derive(Clone, Copy, Debug)]
+    pub struct GemmCall {
+        pub x: TensorDesc,
+        pub qweight: TensorDesc,
+        pub scales: TensorDesc,
+        pub zeros: TensorDesc,
+        pub perm: TensorDesc,
+        pub bias: TensorDesc,
+        pub workspace: TensorDesc,
+        /// Absent (`present == false`) in the functional overload's first call.
+        pub out: TensorDesc,
+        pub group_size: i64,
+        pub has_num_sms: bool,
+        pub num_sms: i64,
+        /// The caller's current stream (`cudaStream_t`) for CUDA tensors, 0 otherwise.
+        pub stream: usize,
+    }
+
+    extern "Rust" {
+        /// Validates everything but `out` and returns N, the output's last dim.
+        fn gemm_out_cols(call: &GemmCall, frame_meta: &[i64]) -> Result<i64>;
+        /// Validates every argument and computes `out` (CPU or CUDA by the tensors' device).
+        fn gemm_run(call: &GemmCall, frame_meta: &[i64]) -> Result<()>;
+        /// N from the frame metadata alone (Meta kernels: no data, possibly symbolic shapes).
+        fn meta_out_cols(frame_meta: &[i64]) -> Result<i64>;
+        /// Bytes of workspace a call with this activation and frame needs (0: none).
+        fn workspace_bytes(x: &TensorDesc, frame_meta: &[i64], has_num_sms: bool, num_sms: i64) -> Result<i64>;
+        /// The metadata list of a frame of this shape and configuration (current version).
+        fn frame_meta(k: i64, n: i64, group_size: i64, has_zeros: bool, has_perm: bool) -> Result<Vec<i64>>;
+    }
+}
+
+pub const MAX_DIMS: usize = 8;
+
+fn guarded<T>(f: impl FnOnce() -> Result<T, Error>) -> Result<T, String> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(p) => {
+            let what = p
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| p.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(Error::Internal(format!("panic inside mate: {what}")).to_string())
+        }
+    }
+}
+
+fn gemm_out_cols(call: &bridge::GemmCall, frame_meta: &[i64]) -> Result<i64, String> {
+    guarded(|| Ok(crate::call::validate(call, frame_meta, false)?.n as i64))
+}
+
+fn gemm_run(call: &bridge::GemmCall, frame_meta: &[i64]) -> Result<(), String> {
+    guarded(|| crate::call::run(call, frame_meta))
+}
+
+fn meta_out_cols(frame_meta: &[i64]) -> Result<i64, String> {
+    guarded(|| Ok(crate::frame::FrameMeta::parse(frame_meta)?.n as i64))
+}
+
+fn workspace_bytes(
+    x: &bridge::TensorDesc,
+    frame_meta: &[i64],
+    has_num_sms: bool,
+    num_sms: i64,
+) -> Result<i64, String> {
+    guarded(|| crate::call::workspace_bytes(x, frame_meta, has_num_sms.then_some(num_sms)))
+}
+
+fn frame_meta(k: i64, n: i64, group_size: i64, has_zeros: bool, has_perm: bool) -> Result<Vec<i64>, String> {
+    guarded(|| {
+        let meta = crate::frame::FrameMeta::new(k, n, group_size, has_zeros, has_perm)?;
+        Ok(meta.encode().to_vec())
+    })
+}

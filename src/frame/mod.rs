@@ -1,0 +1,163 @@
+//! The weight frame: the one layout every kernel family and the CPU path read, for every M.
+//!
+//! # Frame layout, version 1 (the single written definition; kernels/params.cuh points here)
+//!
+//! A W4A16 linear layer computes `out[m, n] = sum_k x[m, k] * W[k, n] (+ bias[n])` with
+//! `W[k, n] = (q[k, n] - z[g(k), n]) * s[g(k), n]`, where `q` and `z` are unsigned 4-bit values
+//! and `g(k) = k / G` for the effective group size `G` (`G = K` for per-channel, `group_size = -1`).
+//!
+//! | tensor    | dtype                | shape        | content                                                        |
+//! |-----------|----------------------|--------------|----------------------------------------------------------------|
+//! | `qweight` | int32                | `[K/8, N]`   | nibble `j` (bits `4j..4j+3`) of word `(r, n)` is `q[8r + j, n]` |
+//! | `scales`  | activation dtype     | `[K/G, N]`   | `s[g, n]`                                                      |
+//! | `zeros`   | int32, or absent     | `[K/G, N/8]` | nibble `j` of word `(g, c)` is `z[g, 8c + j]`, the exact zero  |
+//! | `perm`    | int32, or absent     | `[K]`        | act order: frame row `k` multiplies activation column `perm[k]` |
+//! | `bias`    | activation dtype     | `[N]`        | (a call argument, not part of the frame)                       |
+//!
+//! All tensors are contiguous and on the activation's device. A symmetric frame has no `zeros`
+//! (the zero is 8 for every group); that is a property of the frame, recorded in its metadata,
+//! never inferred from whether a tensor was passed. With `perm`, the frame's rows are already
+//! sorted into groups, so row `k` still belongs to group `k / G`, and the GEMM gathers
+//! `x[:, perm]`: `x[:, perm] @ W_frame == x @ W_checkpoint`.
+//!
+//! # Metadata (`frame_meta`, an `int[]` the op receives)
+//!
+//! `[FRAME_MAGIC + version, K, N, group_size, flags]`, flags bit 0 = has zero points,
+//! bit 1 = has act-order permutation. `group_size` is the declared one (-1 = per channel).
+//! It is produced only by [`FrameMeta::encode`] (exposed as `torch.ops.mate.frame_meta`).
+
+pub mod guards;
+
+use crate::error::{arg_err, ensure, Result};
+
+/// The frame layout version this build reads and writes.
+pub const FRAME_VERSION: i64 = 1;
+/// Distinguishes a mate frame list from an arbitrary int list.
+pub const FRAME_MAGIC: i64 = 0x4D41_5445_0000; // "MATE" << 16
+pub const META_LEN: usize = 5;
+/// Declared group sizes the kernels serve.
+pub const GROUP_SIZES: [i64; 4] = [-1, 32, 64, 128];
+/// Shape envelope of every kernel family: K and N multiples of this.
+pub const K_ALIGN: i64 = 64;
+pub const N_ALIGN: i64 = 64;
+
+const FLAG_ZEROS: i64 = 1;
+const FLAG_PERM: i64 = 2;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FrameMeta {
+    pub k: i64,
+    pub n: i64,
+    /// Declared group size (-1 = per channel).
+    pub group_size: i64,
+    pub has_zeros: bool,
+    pub has_perm: bool,
+}
+
+impl FrameMeta {
+    /// A frame description, checked against the shape envelope.
+    pub fn new(k: i64, n: i64, group_size: i64, has_zeros: bool, has_perm: bool) -> Result<FrameMeta> {
+        let meta = FrameMeta { k, n, group_size, has_zeros, has_perm };
+        meta.check()?;
+        Ok(meta)
+    }
+
+    /// Effective group size (K for per-channel).
+    pub fn group(&self) -> i64 {
+        if self.group_size == -1 {
+            self.k
+        } else {
+            self.group_size
+        }
+    }
+
+    pub fn groups(&self) -> i64 {
+        self.k / self.group()
+    }
+
+    pub fn encode(&self) -> [i64; META_LEN] {
+        let flags = (self.has_zeros as i64) * FLAG_ZEROS | (self.has_perm as i64) * FLAG_PERM;
+        [FRAME_MAGIC + FRAME_VERSION, self.k, self.n, self.group_size, flags]
+    }
+
+    pub fn parse(meta: &[i64]) -> Result<FrameMeta> {
+        let shown = || format!("{meta:?}");
+        if meta.len() != META_LEN || meta[0] & !0xFFFF != FRAME_MAGIC {
+            return Err(arg_err(
+                "frame_meta",
+                shown(),
+                format!(
+                    "must be the {META_LEN}-element list torch.ops.mate.frame_meta() returns \
+                     ([magic+version, K, N, group_size, flags])"
+                ),
+            ));
+        }
+        let version = meta[0] - FRAME_MAGIC;
+        if version != FRAME_VERSION {
+            return Err(arg_err(
+                "frame_meta",
+                format!("a version-{version} frame"),
+                format!("this build reads frame version {FRAME_VERSION} only; rebuild the frame from the checkpoint"),
+            ));
+        }
+        let flags = meta[4];
+        ensure(flags & !(FLAG_ZEROS | FLAG_PERM) == 0, "frame_meta", shown(), "flags hold unknown bits")?;
+        FrameMeta::new(meta[1], meta[2], meta[3], flags & FLAG_ZEROS != 0, flags & FLAG_PERM != 0)
+    }
+
+    /// The shape envelope: the rules every frame obeys.
+    fn check(&self) -> Result<()> {
+        ensure(
+            GROUP_SIZES.contains(&self.group_size),
+            "group_size",
+            self.group_size,
+            "must be one of -1 (per channel), 32, 64, 128",
+        )?;
+        ensure(
+            self.k >= K_ALIGN && self.k % K_ALIGN == 0,
+            "K",
+            self.k,
+            &format!("the input features K must be a positive multiple of {K_ALIGN}"),
+        )?;
+        ensure(
+            self.n >= N_ALIGN && self.n % N_ALIGN == 0,
+            "N",
+            self.n,
+            &format!("the output features N must be a positive multiple of {N_ALIGN}"),
+        )?;
+        ensure(
+            self.k % self.group() == 0,
+            "group_size",
+            self.group_size,
+            &format!("K = {} must be a multiple of the group size", self.k),
+        )?;
+        ensure(self.k <= i32::MAX as i64 && self.n <= i32::MAX as i64 / 8, "K/N", format!("{}x{}", self.k, self.n), "too large for 32-bit kernel indexing")?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encode_parse_round_trip() {
+        let m = FrameMeta::new(4096, 6144, 128, true, false).unwrap();
+        assert_eq!(FrameMeta::parse(&m.encode()).unwrap(), m);
+        let p = FrameMeta::new(1536, 1536, -1, false, true).unwrap();
+        assert_eq!(p.group(), 1536);
+        assert_eq!(FrameMeta::parse(&p.encode()).unwrap(), p);
+    }
+
+    #[test]
+    fn refuses_other_versions_and_shapes() {
+        let mut v = FrameMeta::new(128, 128, 64, false, false).unwrap().encode();
+        v[0] = FRAME_MAGIC; // version 0
+        assert!(FrameMeta::parse(&v).unwrap_err().to_string().contains("version-0"));
+        assert!(FrameMeta::new(96, 128, 32, false, false).unwrap_err().to_string().contains("multiple of 64"));
+        assert!(FrameMeta::new(128, 100, 32, false, false).unwrap_err().to_string().contains("N"));
+        assert!(FrameMeta::new(192, 128, 128, false, false).unwrap_err().to_string().contains("multiple of the group"));
+        assert!(FrameMeta::new(128, 128, 16, false, false).unwrap_err().to_string().contains("32, 64, 128"));
+        assert!(FrameMeta::parse(&[1, 2, 3]).unwrap_err().to_string().contains("frame_meta"));
+    }
+}

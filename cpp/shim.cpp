@@ -75,7 +75,7 @@ GemmCall make_call(const at::Tensor& x, const at::Tensor& qweight, const at::Ten
 
 rust::Slice<const int64_t> slice(c10::IntArrayRef v) { return {v.data(), v.size()}; }
 
-at::Tensor& gemm_out(const at::Tensor& x, const at::Tensor& qweight, c10::IntArrayRef frame_meta,
+void gemm_out(const at::Tensor& x, const at::Tensor& qweight, c10::IntArrayRef frame_meta,
                      const at::Tensor& scales, const OptTensor& zeros, const OptTensor& perm,
                      const OptTensor& bias, int64_t group_size, std::optional<int64_t> num_sms,
                      const OptTensor& workspace, at::Tensor& out) {
@@ -84,7 +84,6 @@ at::Tensor& gemm_out(const at::Tensor& x, const at::Tensor& qweight, c10::IntArr
   GemmCall c = make_call(x, qweight, scales, zeros, perm, bias, group_size, num_sms, workspace);
   c.out = describe("out", out);
   call_rust([&] { mate::ffi::gemm_run(c, slice(frame_meta)); });
-  return out;
 }
 
 at::Tensor gemm(const at::Tensor& x, const at::Tensor& qweight, c10::IntArrayRef frame_meta,
@@ -114,11 +113,10 @@ at::Tensor gemm_meta(const at::Tensor& x, const at::Tensor&, c10::IntArrayRef fr
   return at::empty_symint(sizes, x.options());
 }
 
-at::Tensor& gemm_out_meta(const at::Tensor&, const at::Tensor&, c10::IntArrayRef frame_meta,
-                          const at::Tensor&, const OptTensor&, const OptTensor&, const OptTensor&,
-                          int64_t, std::optional<int64_t>, const OptTensor&, at::Tensor& out) {
+void gemm_out_meta(const at::Tensor&, const at::Tensor&, c10::IntArrayRef frame_meta,
+                   const at::Tensor&, const OptTensor&, const OptTensor&, const OptTensor&,
+                   int64_t, std::optional<int64_t>, const OptTensor&, at::Tensor&) {
   call_rust([&] { return mate::ffi::meta_out_cols(slice(frame_meta)); });
-  return out;
 }
 
 int64_t workspace_size(const at::Tensor& x, c10::IntArrayRef frame_meta, std::optional<int64_t> num_sms) {
@@ -135,7 +133,9 @@ std::vector<int64_t> frame_meta(int64_t k, int64_t n, int64_t group_size, bool h
 
 }  // namespace
 
-// The schemas are frozen: later work adds variants and kernels, not arguments.
+// The schemas are frozen: later work adds variants and kernels, not arguments. The .out overload
+// returns nothing (the caller holds `out`): a custom op that returns an alias of a mutated input
+// cannot be functionalized by torch.compile.
 TORCH_LIBRARY(mate, m) {
   m.def(
       "w4a16_gemm(Tensor x, Tensor qweight, int[] frame_meta, Tensor scales, Tensor? zeros=None, "
@@ -144,7 +144,7 @@ TORCH_LIBRARY(mate, m) {
   m.def(
       "w4a16_gemm.out(Tensor x, Tensor qweight, int[] frame_meta, Tensor scales, Tensor? zeros=None, "
       "Tensor? perm=None, Tensor? bias=None, int group_size=-1, int? num_sms=None, "
-      "Tensor? workspace=None, *, Tensor(a!) out) -> Tensor(a!)");
+      "Tensor? workspace=None, *, Tensor(a!) out) -> ()");
   m.def("w4a16_workspace_size(Tensor x, int[] frame_meta, int? num_sms=None) -> int", &workspace_size);
   m.def("frame_meta(int K, int N, int group_size, bool has_zeros, bool has_perm) -> int[]", &frame_meta);
 }

@@ -72,6 +72,9 @@ fn flatten_x(x: &TensorDesc, k: i64) -> Result<(i64, i64)> {
         "must have unit stride along K (the last dim)",
     )?;
     let m: i64 = dims[..last].iter().product();
+    if m == 0 {
+        return Ok((0, k));
+    }
     // Leading dims must collapse into one row index with a single stride.
     let mut row_stride = k;
     let mut expect: Option<i64> = None;
@@ -98,7 +101,7 @@ fn flatten_x(x: &TensorDesc, k: i64) -> Result<(i64, i64)> {
             &format!("rows must not overlap and the row stride must be a multiple of {X_ALIGN_ELEMS} elements (16 bytes)"),
         )?;
     }
-    if m > 0 {
+    {
         ensure(
             x.data % 16 == 0,
             "x",

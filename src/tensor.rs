@@ -81,6 +81,9 @@ impl TensorDesc {
 
     /// Row-major contiguous (size-1 dims may carry any stride).
     pub fn is_contiguous(&self) -> bool {
+        if self.numel() == 0 {
+            return true;
+        }
         let mut expect = 1i64;
         for (&s, &st) in self.dims().iter().zip(self.stride_vec()).rev() {
             if s != 1 && st != expect {

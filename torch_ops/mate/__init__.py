@@ -1,0 +1,67 @@
+"""mate: W4A16 GEMM (int4 weights x fp16/bf16 activations) as PyTorch custom ops.
+
+Importing this package loads the native library, which registers:
+
+* ``torch.ops.mate.w4a16_gemm(x, qweight, frame_meta, scales, zeros=None, perm=None, bias=None,
+  group_size=-1, num_sms=None, workspace=None) -> Tensor`` and its ``.out`` overload
+  (keyword ``out=``), for CPU and CUDA tensors, with Meta kernels for torch.compile;
+* ``torch.ops.mate.w4a16_workspace_size(x, frame_meta, num_sms=None) -> int``;
+* ``torch.ops.mate.frame_meta(K, N, group_size, has_zeros, has_perm) -> list[int]``.
+
+A serving process can skip this package and call ``torch.ops.load_library(path)`` itself.
+The frame layout is defined in ``src/frame/mod.rs``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import torch
+
+__all__ = ["library_path", "load", "frame_meta"]
+
+_LIB_NAME = "libmate.so"
+_loaded: Path | None = None
+
+
+def _candidates() -> list[Path]:
+    here = Path(__file__).resolve().parent
+    found = []
+    if os.environ.get("MATE_LIBRARY"):
+        found.append(Path(os.environ["MATE_LIBRARY"]))
+    found.append(here / _LIB_NAME)
+    repo = here.parent.parent
+    found += [repo / "target" / "release" / _LIB_NAME, repo / "target" / "debug" / _LIB_NAME]
+    return found
+
+
+def library_path() -> Path:
+    """The native library this package loads: $MATE_LIBRARY, then next to the package, then the
+    repository's cargo build (release, then debug)."""
+    for p in _candidates():
+        if p.is_file():
+            return p
+    looked = "\n  ".join(str(p) for p in _candidates())
+    raise FileNotFoundError(
+        f"mate: {_LIB_NAME} not found; looked in:\n  {looked}\n"
+        "Build it with `cargo build --release` (see README.md) or set MATE_LIBRARY to its path."
+    )
+
+
+def load(path: str | os.PathLike | None = None) -> Path:
+    """Loads the native library once (later calls return the loaded path)."""
+    global _loaded
+    if _loaded is None:
+        p = Path(path) if path is not None else library_path()
+        torch.ops.load_library(str(p))
+        _loaded = p
+    return _loaded
+
+
+def frame_meta(K: int, N: int, group_size: int, has_zeros: bool, has_perm: bool) -> list[int]:
+    """The metadata list of a current-version frame (validated by the library)."""
+    return torch.ops.mate.frame_meta(K, N, group_size, has_zeros, has_perm)
+
+
+load(os.environ.get("MATE_LIBRARY"))

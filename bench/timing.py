@@ -1,0 +1,44 @@
+"""Device-time measurement as ../shared/DESIGN.md prescribes: a CUDA graph of back-to-back calls
+over rotating copies of the weights (distinct data >= 10x the 60 MB L2, so every call reads from
+HBM), warm-up first, several replays, median and spread of the per-call time."""
+
+from __future__ import annotations
+
+import statistics
+
+import torch
+
+L2_BYTES = 60 * 2**20
+
+
+def copies_for(bytes_per_copy: int, factor: int = 10, cap: int = 512) -> int:
+    """How many rotating copies keep the working set at least `factor` x L2."""
+    return max(2, min(cap, -(-factor * L2_BYTES // max(1, bytes_per_copy))))
+
+
+def graph_time_us(calls, replays: int = 7, warmup: int = 2) -> dict:
+    """`calls` is a list of zero-arg callables, one per rotating copy; the graph runs each once.
+    Returns per-call microseconds: median, min, max over `replays` replays."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for c in calls:  # eager warm-up: module load, allocator
+            c()
+    torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for c in calls:
+            c()
+    for _ in range(warmup):
+        g.replay()
+    torch.cuda.synchronize()
+    per_call = []
+    for _ in range(replays):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        g.replay()
+        b.record()
+        b.synchronize()
+        per_call.append(a.elapsed_time(b) * 1e3 / len(calls))
+    return {"median_us": statistics.median(per_call), "min_us": min(per_call), "max_us": max(per_call), "calls": len(calls)}

@@ -1,0 +1,125 @@
+"""The GPU kernel over the foundation matrix: every M of the issue, the Qwen2-1.5B and Llama-3-8B
+projection shapes and small/odd ones, group sizes -1/32/64/128, symmetric and zero-point, fp16
+and bf16, with and without bias, act order. Each case: NaN-poisoned output, float64 reference,
+total and per-column error bounds, bit-identical rerun. Graph replay equals eager bit for bit."""
+
+import itertools
+
+import pytest
+import torch
+
+from checkpoints import BOUND, errors, frame_from_gptq_v2, random_gptq, reference, run_out
+
+pytestmark = pytest.mark.gpu
+
+M_LIST = [1, 2, 3, 7, 8, 15, 16, 17, 31, 33, 64, 100, 128, 255, 256, 1000, 1024, 4096]
+SHAPES = {  # K x N
+    "qwen_qkv": (1536, 2048),
+    "qwen_o": (1536, 1536),
+    "qwen_gate_up": (1536, 17920),
+    "qwen_down": (8960, 1536),
+    "llama_qkv": (4096, 6144),
+    "llama_o": (4096, 4096),
+    "llama_gate_up": (4096, 28672),
+    "llama_down": (14336, 4096),
+    "tiny": (64, 64),
+    "odd": (384, 320),
+}
+CONFIGS = list(itertools.product([-1, 32, 64, 128], [True, False], [torch.float16, torch.bfloat16], [False, True]))
+
+
+def config_for(i, K):
+    """Cycles through all 32 configurations, skipping groups that do not divide K."""
+    while True:
+        g, sym, dtype, bias = CONFIGS[i % len(CONFIGS)]
+        if g == -1 or K % g == 0:
+            return g, sym, dtype, bias
+        i += 1
+
+
+CASES = []
+for si, (name, (K, N)) in enumerate(SHAPES.items()):
+    for mi, M in enumerate(M_LIST):
+        CASES.append((name, M, *config_for(7 * si + 3 * mi, K), False))
+for i, (g, sym, dtype, bias) in enumerate(CONFIGS):  # every configuration on the odd shape
+    for M in (1, 16, 33, 256):
+        CASES.append(("odd", M, g, sym, dtype, bias, False))
+for i, (name, M) in enumerate(itertools.product(["qwen_down", "llama_qkv", "odd"], [1, 8, 100, 1024])):
+    CASES.append((name, M, *config_for(5 * i + 1, SHAPES[name][0]), True))  # act order
+
+
+def case_id(c):
+    name, M, g, sym, dtype, bias, act = c
+    return f"{name}-M{M}-g{g}-{'sym' if sym else 'zp'}-{str(dtype)[6:]}{'-bias' if bias else ''}{'-act' if act else ''}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_matrix(case):
+    name, M, g, sym, dtype, with_bias, act = case
+    K, N = SHAPES[name]
+    gen = torch.Generator("cuda").manual_seed(hash(case_id(case)) % 2**31)
+    ck = random_gptq(K, N, g, sym, dtype, "cuda", desc_act=act, gen=gen)
+    fr = frame_from_gptq_v2(ck)
+    x = torch.randn(M, K, generator=gen, device="cuda").to(dtype)
+    bias = torch.randn(N, generator=gen, device="cuda").to(dtype) if with_bias else None
+    out = run_out(x, fr, bias)
+    ref = reference(ck, x, bias)
+    total, col = errors(out, ref)
+    bound = BOUND[dtype]
+    assert not out.isnan().any(), "unwritten (NaN-poisoned) outputs remain"
+    assert total <= bound, f"relative error {total:.3e} > {bound}"
+    assert col <= 5 * bound, f"worst column error {col:.3e} > {5 * bound}"
+    again = run_out(x, fr, bias)
+    assert torch.equal(out, again), "rerun is not bit-identical"
+
+
+@pytest.mark.parametrize("M,name,g,sym,dtype,act", [
+    (1, "llama_o", 128, True, torch.float16, False),
+    (16, "qwen_down", 64, False, torch.bfloat16, False),
+    (100, "odd", 32, False, torch.float16, True),
+    (1024, "llama_qkv", -1, True, torch.bfloat16, False),
+])
+def test_graph_replay_equals_eager(M, name, g, sym, dtype, act):
+    K, N = SHAPES[name]
+    ck = random_gptq(K, N, g, sym, dtype, "cuda", desc_act=act)
+    fr = frame_from_gptq_v2(ck)
+    x = torch.randn(M, K, device="cuda").to(dtype)
+    bias = torch.randn(N, device="cuda").to(dtype)
+    eager = run_out(x, fr, bias)
+    out = torch.full_like(eager, float("nan"))
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):  # warm-up on the capture stream
+        run_out(x, fr, bias, out=out)
+    torch.cuda.current_stream().wait_stream(s)
+    g_ = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g_):
+        run_out(x, fr, bias, out=out)
+        y = torch.ops.mate.w4a16_gemm(x, *fr.args(), bias, fr.group_size)
+    out.fill_(float("nan"))
+    g_.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(out, eager) and torch.equal(y, eager)
+    x.copy_(torch.randn_like(x))  # replay reads the new input in place
+    g_.replay()
+    assert torch.equal(out, run_out(x, fr, bias))
+
+
+def test_runs_on_the_current_stream():
+    """The launch goes to torch's current stream: queued behind a sleep and a copy on a side
+    stream, the GEMM must see the copied input (a launch on another stream would run first)."""
+    ck = random_gptq(4096, 4096, 128, True, torch.float16, "cuda")
+    fr = frame_from_gptq_v2(ck)
+    x0 = torch.randn(64, 4096, device="cuda").half()
+    x1 = torch.randn(64, 4096, device="cuda").half()
+    expected = run_out(x1, fr)
+    buf = x0.clone()
+    out = torch.full_like(expected, float("nan"))
+    torch.cuda.synchronize()
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(50_000_000)
+        buf.copy_(x1)
+        run_out(buf, fr, out=out)
+    s.synchronize()
+    assert torch.equal(out, expected)

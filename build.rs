@@ -56,6 +56,7 @@ fn generate_variants(out_dir: &Path) {
         let f: Vec<&str> = inner.split(',').map(str::trim).collect();
         assert_eq!(f.len(), 8, "kernels/variants.def: expected 8 fields in `{line}`");
         let family = match f[1] {
+            "dec" => "Family::Dec",
             "wmma" => "Family::Wmma",
             other => panic!("kernels/variants.def: family `{other}` has no Family in src/plan/variants.rs"),
         };
@@ -72,7 +73,7 @@ fn generate_variants(out_dir: &Path) {
         writeln!(
             rs,
             "    Variant {{ symbol: \"{}\", family: {family}, dtype: {dtype}, zeros: {zeros}, \
-             tile_m: {}, tile_n: {}, tile_k: {}, threads: {} }},",
+             tm: {}, tn: {}, wk: {}, p: {} }},",
             f[0], f[4], f[5], f[6], f[7]
         )
         .unwrap();

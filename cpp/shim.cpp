@@ -131,6 +131,21 @@ std::vector<int64_t> frame_meta(int64_t k, int64_t n, int64_t group_size, bool h
   return std::vector<int64_t>(v.begin(), v.end());
 }
 
+void set_num_sms(std::optional<int64_t> n) {
+  call_rust([&] { mate::ffi::set_num_sms(n.has_value(), n.value_or(0)); });
+}
+
+void force_variant(std::optional<std::string> symbol) {
+  const std::string s = symbol.value_or("");
+  call_rust([&] { mate::ffi::force_variant(rust::Str(s.data(), s.size())); });
+}
+
+std::vector<std::string> variant_names() {
+  std::vector<std::string> out;
+  for (const auto& v : mate::ffi::variant_names()) out.emplace_back(std::string(v));
+  return out;
+}
+
 }  // namespace
 
 // The schemas are frozen: later work adds variants and kernels, not arguments. The .out overload
@@ -147,6 +162,10 @@ TORCH_LIBRARY(mate, m) {
       "Tensor? workspace=None, *, Tensor(a!) out) -> ()");
   m.def("w4a16_workspace_size(Tensor x, int[] frame_meta, int? num_sms=None) -> int", &workspace_size);
   m.def("frame_meta(int K, int N, int group_size, bool has_zeros, bool has_perm) -> int[]", &frame_meta);
+  m.def("set_num_sms(int? num_sms) -> ()", &set_num_sms);
+  // Test-only hooks (leading underscore): force a kernel variant, list the compiled variants.
+  m.def("_force_variant(str? symbol) -> ()", &force_variant);
+  m.def("_variants() -> str[]", &variant_names);
 }
 
 TORCH_LIBRARY_IMPL(mate, CPU, m) {

@@ -1,13 +1,14 @@
 // Expands kernels/variants.def into extern "C" kernels (stable names the Rust registry looks up).
 #include "params.cuh"
+#include "dec.cuh"
 #include "wmma.cuh"
 
 #define MATE_DT_f16 __half
 #define MATE_DT_bf16 __nv_bfloat16
 
-#define MATE_VARIANT(sym, family, dt, zeros, bm, bn, bk, threads)                                \
-  extern "C" __global__ void __launch_bounds__(threads) sym(const mate::GemmParams p) {          \
-    mate::family##_body<MATE_DT_##dt, (zeros) != 0, bm, bn, bk, threads>(p);                     \
+#define MATE_VARIANT(sym, family, dt, zeros, tm, tn, wk, pf)                                  \
+  extern "C" __global__ void __launch_bounds__((wk) * 32) sym(const mate::GemmParams p) {       \
+    mate::family##_body<MATE_DT_##dt, (zeros) != 0, tm, tn, wk, pf>(p);                         \
   }
 #include "variants.def"
 #undef MATE_VARIANT

@@ -7,7 +7,7 @@ namespace mate {
 
 struct GemmParams {
   const void* x;          // activation [M, K], unit stride along K, row stride x_row_stride
-  const int32_t* qweight; // frame v1: int32 [K/8, N], nibble j of word (r, n) = row 8r+j, col n
+  const int32_t* qweight; // frame v2: int32 [N/16, K/64, 128] in MMA-fragment order (src/frame/mod.rs)
   const void* scales;     // [K/group, N], activation dtype
   const int32_t* zeros;   // [K/group, N/8] packed int4 exact zero points, or null (symmetric: 8)
   const int32_t* perm;    // [K] act-order gather (x column perm[k] feeds frame row k), or null

@@ -10,11 +10,13 @@
 
 namespace mate {
 
-template <typename T, bool kZeros, int BM, int BN, int BK, int THREADS>
+// BM x BN tile, WARPS = 4 warps; the K step is one frame chunk (64). P is unused.
+template <typename T, bool kZeros, int BM, int BN, int WARPS, int P>
 __device__ __forceinline__ void wmma_body(const GemmParams& p) {
   using namespace nvcuda;
-  static_assert(BM == 64 && BN == 64 && THREADS == 128, "warp layout below is 2x2 warps of 32x32");
-  static_assert(BK % 16 == 0 && BK % 8 == 0, "BK must hold whole WMMA steps and packed words");
+  constexpr int THREADS = WARPS * 32;
+  constexpr int BK = 64;
+  static_assert(BM == 64 && BN == 64 && WARPS == 4, "warp layout below is 2x2 warps of 32x32");
   constexpr int kPad = 8;  // halves; keeps WMMA rows 32-byte aligned and spreads banks
   __shared__ __align__(32) T As[BM][BK + kPad];
   __shared__ __align__(32) T Bs[BK][BN + kPad];
@@ -59,25 +61,37 @@ __device__ __forceinline__ void wmma_body(const GemmParams& p) {
         }
       }
     }
-    // B tile: BK/8 packed rows x BN columns, one int32 word = 8 consecutive K rows of one column.
-    const int g = k0 / p.group_size;  // BK divides the group: the tile sits in one group
-    constexpr int kWordsB = (BK / 8) * BN;
+    // B tile from frame v2: BN/16 stripes x one 64-deep chunk, 128 words per stripe-chunk.
+    // Word (lane L, j) holds rows g, g+8 (g = L/4) at k = 16(L%4) + 4j + {0..3}; nibble p sits at
+    // row g + 8(p&1), k + 2((p>>1)&1) + (p>>2).
+    const int C = K / 64;
+    const int chunk = k0 / 64;
+    constexpr int kWordsB = (BN / 16) * 128;
 #pragma unroll
     for (int w = tid; w < kWordsB; w += THREADS) {
-      const int rr = w / BN;
-      const int col = w % BN;
-      const int n = n0 + col;
-      const uint32_t q = static_cast<uint32_t>(p.qweight[static_cast<int64_t>(k0 / 8 + rr) * N + n]);
-      const float s = Num<T>::to_f(scales[static_cast<int64_t>(g) * N + n]);
-      float z = 8.0f;
-      if constexpr (kZeros) {
-        const uint32_t zw = static_cast<uint32_t>(p.zeros[static_cast<int64_t>(g) * (N / 8) + n / 8]);
-        z = static_cast<float>((zw >> (4 * (n % 8))) & 0xFu);
+      const int st = w / 128, within = w % 128;
+      const int L = within / 4, j = within % 4;
+      const int stripe = n0 / 16 + st;
+      const uint32_t q = static_cast<uint32_t>(p.qweight[(static_cast<int64_t>(stripe) * C + chunk) * 128 + within]);
+      const int kbase = 16 * (L % 4) + 4 * j;  // 16-aligned: one group for every group size
+      const int grp = (k0 + kbase) / p.group_size;
+      float s2[2], z2[2] = {8.0f, 8.0f};
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int n = stripe * 16 + L / 4 + 8 * h;
+        s2[h] = Num<T>::to_f(scales[static_cast<int64_t>(grp) * N + n]);
+        if constexpr (kZeros) {
+          const uint32_t zw = static_cast<uint32_t>(p.zeros[static_cast<int64_t>(grp) * (N / 8) + n / 8]);
+          z2[h] = static_cast<float>((zw >> (4 * (n % 8))) & 0xFu);
+        }
       }
 #pragma unroll
-      for (int j = 0; j < 8; ++j) {
-        const float v = static_cast<float>((q >> (4 * j)) & 0xFu) - z;
-        Bs[rr * 8 + j][col] = Num<T>::from_f(v * s);
+      for (int nib = 0; nib < 8; ++nib) {
+        const int h = nib & 1;
+        const int row = st * 16 + L / 4 + 8 * h;
+        const int kk = kbase + 2 * ((nib >> 1) & 1) + (nib >> 2);
+        const float v = static_cast<float>((q >> (4 * nib)) & 0xFu) - z2[h];
+        Bs[kk][row] = Num<T>::from_f(v * s2[h]);
       }
     }
     __syncthreads();

@@ -235,8 +235,9 @@ pub fn run(call: &GemmCall, frame_meta: &[i64]) -> Result<()> {
     }
     match p.device {
         Device::Cpu => crate::reference::run(&p, call),
-        Device::Cuda(_) => {
-            let plan = crate::plan::plan(&p)?;
+        Device::Cuda(index) => {
+            let sms = crate::device::registry::device(index)?.sm_count as i64;
+            let plan = crate::plan::plan(&p, sms)?;
             crate::device::launch(&p, &plan, call)
         }
     }

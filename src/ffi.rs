@@ -57,6 +57,12 @@ pub mod bridge {
         fn workspace_bytes(x: &TensorDesc, frame_meta: &[i64], has_num_sms: bool, num_sms: i64) -> Result<i64>;
         /// The metadata list of a frame of this shape and configuration (current version).
         fn frame_meta(k: i64, n: i64, group_size: i64, has_zeros: bool, has_perm: bool) -> Result<Vec<i64>>;
+        /// Process-wide SM limit for planning (`has == false` clears it).
+        fn set_num_sms(has: bool, n: i64) -> Result<()>;
+        /// Test-only: force every launch onto the named variant ("" restores planning).
+        fn force_variant(symbol: &str) -> Result<()>;
+        /// The compiled variants' symbols, in kernels/variants.def order.
+        fn variant_names() -> Vec<String>;
     }
 }
 
@@ -103,4 +109,16 @@ fn frame_meta(k: i64, n: i64, group_size: i64, has_zeros: bool, has_perm: bool) 
         let meta = crate::frame::FrameMeta::new(k, n, group_size, has_zeros, has_perm)?;
         Ok(meta.encode().to_vec())
     })
+}
+
+fn set_num_sms(has: bool, n: i64) -> Result<(), String> {
+    guarded(|| crate::plan::set_num_sms(has.then_some(n)))
+}
+
+fn force_variant(symbol: &str) -> Result<(), String> {
+    guarded(|| crate::plan::force_variant((!symbol.is_empty()).then_some(symbol)))
+}
+
+fn variant_names() -> Vec<String> {
+    crate::plan::VARIANTS.iter().map(|v| v.symbol.to_string()).collect()
 }

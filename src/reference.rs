@@ -23,31 +23,28 @@ fn from_f32(dtype: DType, v: f32) -> u16 {
     }
 }
 
-/// W[k, n] in f32, row-major [K, N], from frame v1.
+/// W[k, n] in f32, row-major [K, N], from the frame (layout in src/frame/mod.rs).
 fn dequantize(p: &Problem, call: &GemmCall) -> Vec<f32> {
     let (k, n) = (p.k() as usize, p.n() as usize);
     let g = p.meta.group() as usize;
     // SAFETY: validate() checked dtype, shape, contiguity and device (host) of each tensor.
-    let q = unsafe { std::slice::from_raw_parts(call.qweight.data as *const i32, k / 8 * n) };
+    let words = unsafe { std::slice::from_raw_parts(call.qweight.data as *const i32, k / 8 * n) };
     let s = unsafe { std::slice::from_raw_parts(call.scales.data as *const u16, k / g * n) };
     let z = call
         .zeros
         .present
         .then(|| unsafe { std::slice::from_raw_parts(call.zeros.data as *const i32, k / g * n / 8) });
+    let q = crate::frame::unpack_qweight(words, k, n);
     let mut w = vec![0f32; k * n];
-    for r in 0..k / 8 {
+    for row in 0..k {
+        let grp = row / g;
         for col in 0..n {
-            let word = q[r * n + col] as u32;
-            let grp = (8 * r) / g;
             let scale = to_f32(p.dtype, s[grp * n + col]);
             let zero = match z {
                 Some(z) => ((z[grp * (n / 8) + col / 8] as u32 >> (4 * (col % 8))) & 0xF) as f32,
                 None => 8.0,
             };
-            for j in 0..8 {
-                let v = ((word >> (4 * j)) & 0xF) as f32;
-                w[(8 * r + j) * n + col] = (v - zero) * scale;
-            }
+            w[row * n + col] = (q[row * n + col] as f32 - zero) * scale;
         }
     }
     w

@@ -3,7 +3,7 @@
 
 use mate::call::{Device, Problem};
 use mate::frame::{FrameMeta, GROUP_SIZES};
-use mate::plan::{plan, Family, VARIANTS};
+use mate::plan::{plan, resolve_sms, set_num_sms, Family, DEC_MAX_M, VARIANTS};
 use mate::tensor::DType;
 
 fn problem(m: i64, k: i64, n: i64, g: i64, zeros: bool, dtype: DType) -> Problem {
@@ -35,16 +35,25 @@ fn every_envelope_configuration_has_a_variant() {
                     if g != -1 && k % g != 0 {
                         continue;
                     }
-                    for m in [1, 17, 4096] {
+                    for m in [1, 8, 9, 16, 17, 33, 64, 65, 4096] {
                         let p = problem(m, k, n, g, zeros, dtype);
-                        let pl = plan(&p).unwrap();
+                        let pl = plan(&p, 132).unwrap();
                         let v = &VARIANTS[pl.variant];
-                        assert_eq!((v.dtype, v.zeros, v.family), (dtype, zeros, Family::Wmma));
+                        let family = if m <= DEC_MAX_M { Family::Dec } else { Family::Wmma };
+                        assert_eq!((v.dtype, v.zeros, v.family), (dtype, zeros, family));
+                        assert_eq!(pl.block[0], v.threads());
                         // The grid covers M and N exactly once.
-                        assert_eq!(pl.grid[1] as i64 * v.tile_n as i64, n);
-                        let covered = pl.grid[0] as i64 * v.tile_m as i64;
-                        assert!(covered >= m && covered - m < v.tile_m as i64);
-                        assert_eq!(pl.block[0], v.threads);
+                        match v.family {
+                            Family::Dec => {
+                                assert!(m <= v.tm as i64);
+                                assert_eq!(pl.grid[0] as i64 * v.tn as i64, n);
+                            }
+                            Family::Wmma => {
+                                assert_eq!(pl.grid[1] as i64 * v.tn as i64, n);
+                                let covered = pl.grid[0] as i64 * v.tm as i64;
+                                assert!(covered >= m && covered - m < v.tm as i64);
+                            }
+                        }
                     }
                 }
             }
@@ -56,4 +65,26 @@ fn every_envelope_configuration_has_a_variant() {
 fn whole_k_family_needs_no_workspace() {
     let p = problem(16, 4096, 4096, 128, false, DType::F16);
     assert_eq!(mate::plan::workspace_bytes(&p).unwrap(), 0);
+}
+
+#[test]
+fn decode_token_tile_is_the_smallest_that_holds_m() {
+    for (m, tm) in [(1, 8), (8, 8), (9, 16), (16, 16), (17, 32), (32, 32), (33, 64), (64, 64)] {
+        let pl = plan(&problem(m, 4096, 4096, 128, false, DType::F16), 132).unwrap();
+        assert_eq!(VARIANTS[pl.variant].tm, tm, "M = {m}");
+    }
+}
+
+#[test]
+fn sm_count_resolution_order() {
+    // call override, then process-wide limit, then the device; clamped to the device.
+    assert_eq!(resolve_sms(None, 132), 132);
+    assert_eq!(resolve_sms(Some(60), 132), 60);
+    assert_eq!(resolve_sms(Some(500), 132), 132);
+    set_num_sms(Some(48)).unwrap();
+    assert_eq!(resolve_sms(None, 132), 48);
+    assert_eq!(resolve_sms(Some(60), 132), 60);
+    set_num_sms(None).unwrap();
+    assert_eq!(resolve_sms(None, 132), 132);
+    assert!(set_num_sms(Some(0)).is_err());
 }

@@ -31,8 +31,8 @@ pub fn check_frame_tensors(
     perm: &TensorDesc,
 ) -> Result<()> {
     let (k, n, groups) = (meta.k, meta.n, meta.groups());
-    expect_dtype("qweight", qweight, &[DType::I32], "must be torch.int32 (8 int4 values per word, frame v1)")?;
-    expect_shape("qweight", qweight, &[k / 8, n], "[K/8, N] for the frame's K and N")?;
+    expect_dtype("qweight", qweight, &[DType::I32], "must be torch.int32 (8 int4 values per word)")?;
+    expect_shape("qweight", qweight, &[n / 16, k / 64, 128], "[N/16, K/64, 128] for the frame's K and N (frame v2)")?;
 
     let act_name = if act == DType::F16 { "torch.float16" } else { "torch.bfloat16" };
     expect_dtype("scales", scales, &[act], &format!("must have the activation's dtype {act_name}"))?;

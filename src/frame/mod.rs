@@ -1,18 +1,26 @@
 //! The weight frame: the one layout every kernel family and the CPU path read, for every M.
 //!
-//! # Frame layout, version 1 (the single written definition; kernels/params.cuh points here)
+//! # Frame layout, version 2 (the single written definition; kernels/params.cuh points here)
 //!
 //! A W4A16 linear layer computes `out[m, n] = sum_k x[m, k] * W[k, n] (+ bias[n])` with
 //! `W[k, n] = (q[k, n] - z[g(k), n]) * s[g(k), n]`, where `q` and `z` are unsigned 4-bit values
 //! and `g(k) = k / G` for the effective group size `G` (`G = K` for per-channel, `group_size = -1`).
 //!
-//! | tensor    | dtype                | shape        | content                                                        |
-//! |-----------|----------------------|--------------|----------------------------------------------------------------|
-//! | `qweight` | int32                | `[K/8, N]`   | nibble `j` (bits `4j..4j+3`) of word `(r, n)` is `q[8r + j, n]` |
-//! | `scales`  | activation dtype     | `[K/G, N]`   | `s[g, n]`                                                      |
-//! | `zeros`   | int32, or absent     | `[K/G, N/8]` | nibble `j` of word `(g, c)` is `z[g, 8c + j]`, the exact zero  |
-//! | `perm`    | int32, or absent     | `[K]`        | act order: frame row `k` multiplies activation column `perm[k]` |
-//! | `bias`    | activation dtype     | `[N]`        | (a call argument, not part of the frame)                       |
+//! | tensor    | dtype                | shape              | content                                             |
+//! |-----------|----------------------|--------------------|-----------------------------------------------------|
+//! | `qweight` | int32                | `[N/16, K/64, 128]`| `q`, in MMA-fragment order (below)                  |
+//! | `scales`  | activation dtype     | `[K/G, N]`         | `s[g, n]`                                           |
+//! | `zeros`   | int32, or absent     | `[K/G, N/8]`       | nibble `j` of word `(g, c)` is `z[g, 8c + j]`, exact |
+//! | `perm`    | int32, or absent     | `[K]`              | act order: frame row `k` multiplies `x[:, perm[k]]` |
+//! | `bias`    | activation dtype     | `[N]`              | (a call argument, not part of the frame)            |
+//!
+//! `qweight[s, c, :]` holds the 16 x 64 block of rows `n in [16s, 16s+16)` and `k in [64c, 64c+64)`
+//! as 32 lanes x 4 words (16 bytes per lane, the decode kernel's one load). Word `j` of lane
+//! `L = 4*gi + ci` is the A fragment of MMA step `j` for the lane: its nibble `p` (bits 4p..4p+3) is
+//! `q[k, n]` with `n = 16s + gi + 8*(p & 1)` and `k = 64c + 16*ci + 4*j + 2*((p >> 1) & 1) + (p >> 2)`.
+//! So a lane's four words cover rows `gi, gi+8` and the 16 consecutive `k` of `[16ci, 16ci+16)`,
+//! and nibbles (0,4), (1,5), (2,6), (3,7) are the half2 registers a0..a3 (lower half = lower k).
+//! [`pack_qweight`] and [`unpack_qweight`] implement this map; nothing else does.
 //!
 //! All tensors are contiguous and on the activation's device. A symmetric frame has no `zeros`
 //! (the zero is 8 for every group); that is a property of the frame, recorded in its metadata,
@@ -31,7 +39,7 @@ pub mod guards;
 use crate::error::{arg_err, ensure, Result};
 
 /// The frame layout version this build reads and writes.
-pub const FRAME_VERSION: i64 = 1;
+pub const FRAME_VERSION: i64 = 2;
 /// Distinguishes a mate frame list from an arbitrary int list.
 pub const FRAME_MAGIC: i64 = 0x4D41_5445_0000; // "MATE" << 16
 pub const META_LEN: usize = 5;
@@ -136,8 +144,71 @@ impl FrameMeta {
     }
 }
 
+/// (n, k) of nibble `p` of word `j` of lane `lane` in block (stripe `s`, chunk `c`).
+#[inline]
+pub fn nibble_position(s: usize, c: usize, lane: usize, j: usize, p: usize) -> (usize, usize) {
+    let (gi, ci) = (lane / 4, lane % 4);
+    (16 * s + gi + 8 * (p & 1), 64 * c + 16 * ci + 4 * j + 2 * ((p >> 1) & 1) + (p >> 2))
+}
+
+/// Packs `q` (row-major `[K, N]`, values 0..=15) into frame words (`[N/16, K/64, 128]` flattened).
+pub fn pack_qweight(q: &[u8], k: usize, n: usize) -> Vec<i32> {
+    let mut out = vec![0i32; k * n / 8];
+    for (w, word) in out.iter_mut().enumerate() {
+        let (blk, within) = (w / 128, w % 128);
+        let (s, c) = (blk / (k / 64), blk % (k / 64));
+        let (lane, j) = (within / 4, within % 4);
+        let mut v = 0u32;
+        for p in 0..8 {
+            let (row, col) = nibble_position(s, c, lane, j, p);
+            v |= ((q[col * n + row] & 0xF) as u32) << (4 * p);
+        }
+        *word = v as i32;
+    }
+    out
+}
+
+/// Inverse of [`pack_qweight`]: frame words -> `q` row-major `[K, N]`.
+pub fn unpack_qweight(words: &[i32], k: usize, n: usize) -> Vec<u8> {
+    let mut q = vec![0u8; k * n];
+    for (w, &word) in words.iter().enumerate() {
+        let (blk, within) = (w / 128, w % 128);
+        let (s, c) = (blk / (k / 64), blk % (k / 64));
+        let (lane, j) = (within / 4, within % 4);
+        for p in 0..8 {
+            let (row, col) = nibble_position(s, c, lane, j, p);
+            q[col * n + row] = ((word as u32 >> (4 * p)) & 0xF) as u8;
+        }
+    }
+    q
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn pack_unpack_round_trip_and_every_position_once() {
+        let (k, n) = (128, 32);
+        let q: Vec<u8> = (0..k * n).map(|i| ((i * 7 + i / 13) % 16) as u8).collect();
+        let words = super::pack_qweight(&q, k, n);
+        assert_eq!(words.len(), k * n / 8);
+        assert_eq!(super::unpack_qweight(&words, k, n), q);
+        let mut seen = vec![false; k * n];
+        for s in 0..n / 16 {
+            for c in 0..k / 64 {
+                for lane in 0..32 {
+                    for j in 0..4 {
+                        for p in 0..8 {
+                            let (row, col) = super::nibble_position(s, c, lane, j, p);
+                            assert!(!seen[col * n + row]);
+                            seen[col * n + row] = true;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(seen.iter().all(|&b| b));
+    }
+
     use super::*;
 
     #[test]

@@ -5,6 +5,9 @@ use crate::tensor::DType;
 /// Kernel families; one per body template in `kernels/<family>.cuh`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Family {
+    /// Decode (small M): weights streamed once into registers, mma.sync with weights as A,
+    /// K split across the CTA's warps and reduced in shared memory.
+    Dec,
     /// The first correct kernel: WMMA over a dequantized shared-memory tile, whole K per CTA.
     Wmma,
 }
@@ -16,10 +19,27 @@ pub struct Variant {
     pub family: Family,
     pub dtype: DType,
     pub zeros: bool,
-    pub tile_m: u32,
-    pub tile_n: u32,
-    pub tile_k: u32,
-    pub threads: u32,
+    /// CTA tile: tokens (M) and output features (N).
+    pub tm: u32,
+    pub tn: u32,
+    /// Warps per CTA (dec: warps splitting K).
+    pub wk: u32,
+    /// dec: 64-deep K chunks in flight per warp.
+    pub p: u32,
+}
+
+impl Variant {
+    pub fn threads(&self) -> u32 {
+        self.wk * 32
+    }
+
+    /// Dynamic shared memory the kernel needs (the formula of its family's body template).
+    pub fn dynamic_smem(&self) -> u32 {
+        match self.family {
+            Family::Dec => self.wk * (self.tn / 16) * (self.tm / 8) * 512,
+            Family::Wmma => 0,
+        }
+    }
 }
 
 include!(concat!(env!("OUT_DIR"), "/variants.rs"));

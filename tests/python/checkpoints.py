@@ -1,7 +1,6 @@
 """Random GPTQ checkpoints for tests, and (until the Rust frame builder lands) the test-side
-construction of a frame v1 from them. Frame v1 (src/frame/mod.rs) shares GPTQ v2's packing, so
-without act order the checkpoint tensors are the frame; with act order the rows are sorted by
-g_idx and the permutation is kept."""
+construction of a frame from them (layout: src/frame/mod.rs, version 2). With act order the rows
+are sorted by g_idx and the permutation is kept."""
 
 from __future__ import annotations
 
@@ -25,6 +24,18 @@ def pack_cols(z: torch.Tensor) -> torch.Tensor:
     z = z.to(torch.int64).reshape(z.shape[0], -1, 8)
     w = sum(z[:, :, j] << (4 * j) for j in range(8))
     return torch.where(w >= 2**31, w - 2**32, w).to(torch.int32)
+
+
+def pack_frame_v2(q: torch.Tensor) -> torch.Tensor:
+    """q int [K, N] (0..15) -> int32 [N/16, K/64, 128]: nibble p of word j of lane 4*gi+ci in block
+    (s, c) is q[64c + 16ci + 4j + 2*((p>>1)&1) + (p>>2), 16s + gi + 8*(p&1)]."""
+    K, N = q.shape
+    # k = 64c + 16ci + 4j + 2b + e ; n = 16s + 8h + gi ; nibble p = h + 2b + 4e
+    v = q.to(torch.int64).reshape(K // 64, 4, 4, 2, 2, N // 16, 2, 8)  # c ci j b e s h gi
+    v = v.permute(5, 0, 7, 1, 2, 4, 3, 6)  # s c gi ci j e b h
+    v = v.reshape(N // 16, K // 64, 128, 8)
+    w = sum(v[..., p] << (4 * p) for p in range(8))
+    return torch.where(w >= 2**31, w - 2**32, w).to(torch.int32).contiguous()
 
 
 @dataclass
@@ -70,11 +81,12 @@ class Frame:
 def frame_from_gptq_v2(ck: Checkpoint) -> Frame:
     K = ck.qweight.shape[0] * 8
     N = ck.qweight.shape[1]
-    qweight, perm = ck.qweight, None
+    q, perm = unpack_rows(ck.qweight), None
     if ck.desc_act:
         order = torch.argsort(ck.g_idx.to(torch.int64), stable=True)
-        qweight = pack_rows(unpack_rows(ck.qweight)[order])
+        q = q[order]
         perm = order.to(torch.int32)
+    qweight = pack_frame_v2(q)
     zeros = None if ck.sym else ck.qzeros
     meta = mate.frame_meta(K, N, ck.group_size, not ck.sym, ck.desc_act)
     return Frame(qweight.contiguous(), meta, ck.scales.contiguous(), zeros, perm, ck.group_size)
@@ -92,7 +104,7 @@ def reference(ck: Checkpoint, x: torch.Tensor, bias: torch.Tensor | None) -> tor
 def run_out(x, fr: Frame, bias=None, out=None, **kw):
     """Calls the .out overload into a NaN-poisoned output (so unwritten elements show)."""
     if out is None:
-        out = torch.full((*x.shape[:-1], fr.qweight.shape[1]), float("nan"), dtype=x.dtype, device=x.device)
+        out = torch.full((*x.shape[:-1], fr.scales.shape[1]), float("nan"), dtype=x.dtype, device=x.device)
     torch.ops.mate.w4a16_gemm.out(
         x, fr.qweight, fr.meta, fr.scales, fr.zeros, fr.perm, bias, fr.group_size, out=out, **kw
     )

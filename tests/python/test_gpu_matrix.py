@@ -123,3 +123,62 @@ def test_runs_on_the_current_stream():
         run_out(buf, fr, out=out)
     s.synchronize()
     assert torch.equal(out, expected)
+
+
+VARIANTS = list(torch.ops.mate._variants())
+
+
+@pytest.fixture
+def forced():
+    yield lambda sym: torch.ops.mate._force_variant(sym)
+    torch.ops.mate._force_variant(None)
+
+
+def _tile_m(sym):
+    return int(sym.split("_m")[1].split("_")[0]) if "_dec_" in sym else 4096
+
+
+@pytest.mark.parametrize("sym", VARIANTS)
+def test_every_variant_forced(sym, forced):
+    """Each compiled variant, forced through the planner's test override, on odd M and two
+    shapes (one with act order): correct, and a rerun is bit-identical."""
+    dtype = torch.bfloat16 if "_bf16_" in sym else torch.float16
+    sym_cfg = "_sym" in sym
+    forced(sym)
+    for (K, N), g, act in (((384, 320 if "_n32" not in sym else 384), 64, True), ((1536, 2048), 128, False)):
+        for M in sorted({1, 3, _tile_m(sym) - 1, _tile_m(sym)} & set(range(1, 129))):
+            ck = random_gptq(K, N, g, sym_cfg, dtype, "cuda", desc_act=act)
+            fr = frame_from_gptq_v2(ck)
+            x = torch.randn(M, K, device="cuda").to(dtype)
+            bias = torch.randn(N, device="cuda").to(dtype)
+            out = run_out(x, fr, bias)
+            total, col = errors(out, reference(ck, x, bias))
+            assert total <= BOUND[dtype] and col <= 5 * BOUND[dtype], (sym, M, K, N, total, col)
+            assert torch.equal(out, run_out(x, fr, bias)), (sym, M)
+
+
+def test_forcing_a_variant_that_cannot_serve_is_named(forced):
+    f16_dec = next(v for v in VARIANTS if "_dec_f16_sym_m8_" in v)
+    forced(f16_dec)
+    ck = random_gptq(256, 128, 64, True, torch.float16, "cuda")
+    fr = frame_from_gptq_v2(ck)
+    with pytest.raises(ValueError, match="forced variant cannot serve"):
+        run_out(torch.randn(9, 256, device="cuda").half(), fr)  # M = 9 > the tile's 8 tokens
+    with pytest.raises(ValueError, match="not a compiled variant"):
+        forced("mate_no_such_kernel")
+
+
+@pytest.mark.parametrize("dtype,sym", [(torch.float16, True), (torch.bfloat16, False)])
+def test_decode_variants_bitwise_parity(dtype, sym, forced):
+    """All decode variants split K over the same warps in the same order, so they must agree bit
+    for bit (memcmp = 0) whatever their token and feature tiles."""
+    dt = "bf16" if dtype == torch.bfloat16 else "f16"
+    syms = [v for v in VARIANTS if f"_dec_{dt}_{'sym' if sym else 'zp'}_" in v]
+    ck = random_gptq(4096, 6144, 128, sym, dtype, "cuda")
+    fr = frame_from_gptq_v2(ck)
+    x = torch.randn(7, 4096, device="cuda").to(dtype)
+    outs = []
+    for s in syms:
+        forced(s)
+        outs.append(run_out(x, fr))
+    assert all(torch.equal(outs[0], o) for o in outs[1:])

@@ -1,0 +1,256 @@
+// Family "dec": the decode (small-M) kernel. Streams each weight byte once from HBM straight into
+// registers (16-byte non-allocating loads, P chunks in flight per warp), dequantizes in registers
+// with lop3-style magic-number tricks, and runs mma.sync m16n8k16 with the weights as the A
+// operand ("swap AB": 16 output features x 16 k per MMA, tokens as the n=8 side), fp32 accumulate.
+//
+// Frame v2 (src/frame/mod.rs) stores, per 16-feature stripe and 64-deep K chunk, 32 lanes x 16 bytes
+// in exactly the order the A fragments need, and maps MMA k-slots so that lane (g, c) needs the
+// activation's k range [16c, 16c+16) of the chunk: two 16-byte loads per token.
+//
+// CTA = WK warps on the same NS stripes, each warp a contiguous range of K chunks; the warps'
+// fp32 partials are reduced in shared memory in warp order (deterministic), then bias, round, store.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "numeric.cuh"
+#include "params.cuh"
+
+namespace mate {
+namespace dec {
+
+__device__ __forceinline__ uint4 ld_stream(const uint4* p) {
+  uint4 v;
+  asm("ld.global.nc.L1::no_allocate.v4.u32 {%0,%1,%2,%3}, [%4];"
+      : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+      : "l"(p));
+  return v;
+}
+
+__device__ __forceinline__ uint32_t lop_or(uint32_t w, uint32_t mask, uint32_t magic) {
+  uint32_t r;  // (w & mask) | magic in one LOP3
+  asm("lop3.b32 %0, %1, %2, %3, 0xea;" : "=r"(r) : "r"(w), "r"(mask), "r"(magic));
+  return r;
+}
+
+__device__ __forceinline__ uint32_t as_u32(__half2 v) { return *reinterpret_cast<uint32_t*>(&v); }
+__device__ __forceinline__ uint32_t as_u32(__nv_bfloat162 v) { return *reinterpret_cast<uint32_t*>(&v); }
+__device__ __forceinline__ __half2 as_h2(uint32_t v) { return *reinterpret_cast<__half2*>(&v); }
+__device__ __forceinline__ __nv_bfloat162 as_b2(uint32_t v) { return *reinterpret_cast<__nv_bfloat162*>(&v); }
+
+// Per-lane dequantization constants for one chunk and one stripe: rows g and g+8.
+template <typename T>
+struct Deq;
+
+template <>
+struct Deq<__half> {
+  __half2 s0, s1;      // scale of row g, row g+8
+  __half2 z0, z1;      // 1024 + zero   (for nibbles in bits 0..3 of a half)
+  __half2 z16_0, z16_1;  // -(64 + zero) (for nibbles in bits 4..7, value 1024 + 16q)
+  __device__ __forceinline__ void set(__half sg, __half sg8, int zg, int zg8) {
+    s0 = __half2half2(sg);
+    s1 = __half2half2(sg8);
+    z0 = __half2half2(__int2half_rn(1024 + zg));
+    z1 = __half2half2(__int2half_rn(1024 + zg8));
+    z16_0 = __half2half2(__int2half_rn(-(64 + zg)));
+    z16_1 = __half2half2(__int2half_rn(-(64 + zg8)));
+  }
+  // One packed word -> the four A registers of one MMA step.
+  __device__ __forceinline__ void operator()(uint32_t w, uint32_t a[4]) const {
+    const __half2 k16 = __half2half2(__float2half(0.0625f));
+    const uint32_t w8 = w >> 8;
+    a[0] = as_u32(__hmul2(__hsub2(as_h2(lop_or(w, 0x000F000F, 0x64006400)), z0), s0));
+    a[1] = as_u32(__hmul2(__hfma2(as_h2(lop_or(w, 0x00F000F0, 0x64006400)), k16, z16_1), s1));
+    a[2] = as_u32(__hmul2(__hsub2(as_h2(lop_or(w8, 0x000F000F, 0x64006400)), z0), s0));
+    a[3] = as_u32(__hmul2(__hfma2(as_h2(lop_or(w8, 0x00F000F0, 0x64006400)), k16, z16_1), s1));
+  }
+};
+
+template <>
+struct Deq<__nv_bfloat16> {
+  __nv_bfloat162 s0, s1, z0, z1;  // scales; 128 + zero
+  __device__ __forceinline__ void set(__nv_bfloat16 sg, __nv_bfloat16 sg8, int zg, int zg8) {
+    s0 = __bfloat162bfloat162(sg);
+    s1 = __bfloat162bfloat162(sg8);
+    z0 = __bfloat162bfloat162(__int2bfloat16_rn(128 + zg));
+    z1 = __bfloat162bfloat162(__int2bfloat16_rn(128 + zg8));
+  }
+  __device__ __forceinline__ void operator()(uint32_t w, uint32_t a[4]) const {
+    // bf16 has 8 mantissa bits: 128 + q is exact only with q in bits 0..3 of each half.
+    a[0] = as_u32(__hmul2(__hsub2(as_b2(lop_or(w, 0x000F000F, 0x43004300)), z0), s0));
+    a[1] = as_u32(__hmul2(__hsub2(as_b2(lop_or(w >> 4, 0x000F000F, 0x43004300)), z1), s1));
+    a[2] = as_u32(__hmul2(__hsub2(as_b2(lop_or(w >> 8, 0x000F000F, 0x43004300)), z0), s0));
+    a[3] = as_u32(__hmul2(__hsub2(as_b2(lop_or(w >> 12, 0x000F000F, 0x43004300)), z1), s1));
+  }
+};
+
+template <typename T>
+__device__ __forceinline__ void mma(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1);
+
+template <>
+__device__ __forceinline__ void mma<__half>(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+template <>
+__device__ __forceinline__ void mma<__nv_bfloat16>(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+}  // namespace dec
+
+// TM tokens (MT = TM/8 token tiles, M <= TM); TN features (NS = TN/16 stripes, all in each warp);
+// WK warps along K; P chunks in flight per warp. Dynamic smem: WK * NS * MT * 512 bytes.
+template <typename T, bool kZeros, int TM, int TN, int WK, int P>
+__device__ __forceinline__ void dec_body(const GemmParams& p) {
+  using namespace dec;
+  constexpr int MT = TM / 8, NS = TN / 16;
+  static_assert(MT * 8 == TM && NS * 16 == TN && WK >= 1 && P >= 1, "bad dec tile");
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  const int g = lane >> 2, c = lane & 3;
+  const int C = p.K >> 6;                 // K chunks of 64
+  const int stripe0 = blockIdx.x * NS;    // this CTA's first 16-feature stripe
+  const int c_begin = (warp * C) / WK;
+  const int c_end = ((warp + 1) * C) / WK;
+  const int M = p.M, N = p.N;
+  const uint4* __restrict__ wq = reinterpret_cast<const uint4*>(p.qweight);
+  const T* __restrict__ x = static_cast<const T*>(p.x);
+  const unsigned short* __restrict__ sc = static_cast<const unsigned short*>(p.scales);
+
+  float acc[MT][NS][4];
+#pragma unroll
+  for (int t = 0; t < MT; ++t)
+#pragma unroll
+    for (int s = 0; s < NS; ++s)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) acc[t][s][r] = 0.f;
+
+  uint4 wbuf[P][NS];
+  uint4 xbuf[P][MT][2];
+  unsigned short sbuf[P][NS][2];
+  uint32_t zbuf[P][NS][2];
+
+  auto load = [&](int i, int ch) {
+    if (ch >= c_end) return;
+#pragma unroll
+    for (int s = 0; s < NS; ++s)
+      wbuf[i][s] = ld_stream(wq + (static_cast<int64_t>(stripe0 + s) * C + ch) * 32 + lane);
+    const int k = (ch << 6) + (c << 4);  // this lane's 16 activation columns
+#pragma unroll
+    for (int t = 0; t < MT; ++t) {
+      const int tok = t * 8 + g;
+      if (tok < M) {
+        if (p.perm == nullptr) {
+          const uint4* src = reinterpret_cast<const uint4*>(x + static_cast<int64_t>(tok) * p.x_row_stride + k);
+          xbuf[i][t][0] = __ldg(src);
+          xbuf[i][t][1] = __ldg(src + 1);
+        } else {
+          T v[16];
+#pragma unroll
+          for (int e = 0; e < 16; ++e) {
+            const int col = __ldg(p.perm + k + e);
+            v[e] = static_cast<unsigned>(col) < static_cast<unsigned>(p.K)
+                       ? x[static_cast<int64_t>(tok) * p.x_row_stride + col]
+                       : Num<T>::from_f(__int_as_float(0x7fc00000));
+          }
+          xbuf[i][t][0] = *reinterpret_cast<uint4*>(&v[0]);
+          xbuf[i][t][1] = *reinterpret_cast<uint4*>(&v[8]);
+        }
+      } else {
+        xbuf[i][t][0] = make_uint4(0, 0, 0, 0);
+        xbuf[i][t][1] = make_uint4(0, 0, 0, 0);
+      }
+    }
+    const int grp = k / p.group_size;
+#pragma unroll
+    for (int s = 0; s < NS; ++s) {
+      const int n = (stripe0 + s) * 16 + g;
+      sbuf[i][s][0] = __ldg(sc + static_cast<int64_t>(grp) * N + n);
+      sbuf[i][s][1] = __ldg(sc + static_cast<int64_t>(grp) * N + n + 8);
+      if constexpr (kZeros) {
+        const int32_t* zrow = p.zeros + static_cast<int64_t>(grp) * (N >> 3);
+        zbuf[i][s][0] = static_cast<uint32_t>(__ldg(zrow + (n >> 3)));
+        zbuf[i][s][1] = static_cast<uint32_t>(__ldg(zrow + (n >> 3) + 1));
+      }
+    }
+  };
+
+  auto compute = [&](int i) {
+#pragma unroll
+    for (int s = 0; s < NS; ++s) {
+      Deq<T> dq;
+      int z0 = 8, z1 = 8;
+      if constexpr (kZeros) {
+        z0 = (zbuf[i][s][0] >> (4 * g)) & 0xF;  // row g is column n; n % 8 == g
+        z1 = (zbuf[i][s][1] >> (4 * g)) & 0xF;  // row g + 8 is in the next word
+      }
+      dq.set(*reinterpret_cast<const T*>(&sbuf[i][s][0]), *reinterpret_cast<const T*>(&sbuf[i][s][1]), z0, z1);
+      const uint32_t words[4] = {wbuf[i][s].x, wbuf[i][s].y, wbuf[i][s].z, wbuf[i][s].w};
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        uint32_t a[4];
+        dq(words[j], a);
+#pragma unroll
+        for (int t = 0; t < MT; ++t) {
+          const uint4& u = xbuf[i][t][j >> 1];
+          const uint32_t b0 = (j & 1) ? u.z : u.x;
+          const uint32_t b1 = (j & 1) ? u.w : u.y;
+          mma<T>(acc[t][s], a, b0, b1);
+        }
+      }
+    }
+  };
+
+#pragma unroll
+  for (int i = 0; i < P; ++i) load(i, c_begin + i);
+  for (int base = c_begin; base < c_end; base += P) {
+#pragma unroll
+    for (int i = 0; i < P; ++i) {
+      if (base + i < c_end) {
+        compute(i);
+        load(i, base + i + P);
+      }
+    }
+  }
+
+  // Reduce the WK warps' partials in warp order.
+  extern __shared__ float red[];  // [WK][NS][MT][32][4]
+  constexpr int kPart = NS * MT * 32 * 4;
+#pragma unroll
+  for (int s = 0; s < NS; ++s)
+#pragma unroll
+    for (int t = 0; t < MT; ++t)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) red[warp * kPart + ((s * MT + t) * 32 + lane) * 4 + r] = acc[t][s][r];
+  __syncthreads();
+
+  T* __restrict__ out = static_cast<T*>(p.out);
+  const T* __restrict__ bias = static_cast<const T*>(p.bias);
+  const int rows = NS * 16;
+  for (int idx = threadIdx.x; idx < rows * M; idx += WK * 32) {
+    const int tok = idx / rows;
+    const int row = idx % rows;  // consecutive threads -> consecutive features
+    const int s = row >> 4, r16 = row & 15;
+    const int t = tok >> 3, col = tok & 7;
+    const int ln = (r16 & 7) * 4 + (col >> 1);
+    const int reg = (r16 >> 3) * 2 + (col & 1);
+    const int off = ((s * MT + t) * 32 + ln) * 4 + reg;
+    float v = 0.f;
+#pragma unroll
+    for (int w = 0; w < WK; ++w) v += red[w * kPart + off];
+    const int n = stripe0 * 16 + row;
+    if (bias != nullptr) v += Num<T>::to_f(bias[n]);
+    out[static_cast<int64_t>(tok) * N + n] = Num<T>::from_f(v);
+  }
+}
+
+}  // namespace mate

@@ -98,8 +98,11 @@ def main():
                 calls = [lambda b=b: _read[(triton.cdiv(b.numel(), BLOCK),)](b, sink, b.numel(), BLOCK=BLOCK, num_warps=8) for b in read_bufs]
                 res["read"] = graph_time_us(calls)
             if "mate" in arms:
-                calls = [lambda f=f: torch.ops.mate.w4a16_gemm.out(x, f[0], f[1], f[2], f[3], None, None, args.group, out=out) for f in frames]
+                need = torch.ops.mate.w4a16_workspace_size(x, frames[0][1])
+                ws = torch.zeros(max(need, 1), dtype=torch.uint8, device="cuda") if need else None
+                calls = [lambda f=f: torch.ops.mate.w4a16_gemm.out(x, f[0], f[1], f[2], f[3], None, None, args.group, workspace=ws, out=out) for f in frames]
                 res["mate"] = graph_time_us(calls)
+                res["workspace_bytes"] = need
             for arm, dt in (("fp16", torch.float16), ("bf16", torch.bfloat16)):
                 if arm in arms:
                     if dense is None or dense[0].dtype != dt:

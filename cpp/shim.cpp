@@ -75,6 +75,17 @@ GemmCall make_call(const at::Tensor& x, const at::Tensor& qweight, const at::Ten
 
 rust::Slice<const int64_t> slice(c10::IntArrayRef v) { return {v.data(), v.size()}; }
 
+// Runs the call; when Rust reports it needs a workspace the caller did not pass, allocates a
+// zeroed one through torch's allocator (graph-capturable) and runs again.
+void run(GemmCall& c, c10::IntArrayRef frame_meta, const at::Tensor& x) {
+  const int64_t need = call_rust([&] { return mate::ffi::gemm_run(c, slice(frame_meta)); });
+  if (need > 0) {
+    at::Tensor ws = at::zeros({need}, x.options().dtype(at::kByte));
+    c.workspace = describe("workspace", ws);
+    call_rust([&] { return mate::ffi::gemm_run(c, slice(frame_meta)); });
+  }
+}
+
 void gemm_out(const at::Tensor& x, const at::Tensor& qweight, c10::IntArrayRef frame_meta,
                      const at::Tensor& scales, const OptTensor& zeros, const OptTensor& perm,
                      const OptTensor& bias, int64_t group_size, std::optional<int64_t> num_sms,
@@ -83,7 +94,7 @@ void gemm_out(const at::Tensor& x, const at::Tensor& qweight, c10::IntArrayRef f
   if (x.is_cuda()) guard.reset_device(x.device());
   GemmCall c = make_call(x, qweight, scales, zeros, perm, bias, group_size, num_sms, workspace);
   c.out = describe("out", out);
-  call_rust([&] { mate::ffi::gemm_run(c, slice(frame_meta)); });
+  run(c, frame_meta, x);
 }
 
 at::Tensor gemm(const at::Tensor& x, const at::Tensor& qweight, c10::IntArrayRef frame_meta,
@@ -98,7 +109,7 @@ at::Tensor gemm(const at::Tensor& x, const at::Tensor& qweight, c10::IntArrayRef
   sizes.back() = n;
   at::Tensor out = at::empty(sizes, x.options());
   c.out = describe("out", out);
-  call_rust([&] { mate::ffi::gemm_run(c, slice(frame_meta)); });
+  run(c, frame_meta, x);
   return out;
 }
 

@@ -1,14 +1,11 @@
 // Family "dec": the decode (small-M) kernel. Streams each weight byte once from HBM straight into
-// registers (16-byte non-allocating loads, P chunks in flight per warp), dequantizes in registers
+// registers (16-byte non-allocating loads, P units in flight per warp), dequantizes in registers
 // with lop3-style magic-number tricks, and runs mma.sync m16n8k16 with the weights as the A
 // operand ("swap AB": 16 output features x 16 k per MMA, tokens as the n=8 side), fp32 accumulate.
 //
 // Frame v2 (src/frame/mod.rs) stores, per 16-feature stripe and 64-deep K chunk, 32 lanes x 16 bytes
 // in exactly the order the A fragments need, and maps MMA k-slots so that lane (g, c) needs the
 // activation's k range [16c, 16c+16) of the chunk: two 16-byte loads per token.
-//
-// CTA = WK warps on the same NS stripes, each warp a contiguous range of K chunks; the warps'
-// fp32 partials are reduced in shared memory in warp order (deterministic), then bias, round, store.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -107,43 +104,69 @@ __device__ __forceinline__ void mma<__nv_bfloat16>(float c[4], const uint32_t a[
 
 }  // namespace dec
 
-// TM tokens (MT = TM/8 token tiles, M <= TM); TN features (NS = TN/16 stripes, all in each warp);
-// WK warps along K; P chunks in flight per warp. Dynamic smem: WK * NS * MT * 512 bytes.
-template <typename T, bool kZeros, int TM, int TN, int WK, int P>
+// Persistent and balanced: the (stripe group, K chunk) units are flattened stripe-major, which in
+// frame v2 is also address order, and each of the grid's total_warps warps streams one contiguous
+// range of them, so every SM streams from the first cycle to the last with no per-tile ramp.
+// A warp flushes its accumulators whenever its range leaves a stripe group:
+//  - kSplit == false: ranges are whole stripe groups (its own instantiation: no workspace, no
+//    atomics); the flush writes the output.
+//  - kSplit == true: a range may cover part of a group. A warp that covered a whole group writes
+//    the output; otherwise it stores an fp32 partial in its segment's slot and takes a ticket; the
+//    group's last arriving warp sums all slots in segment order (deterministic, no atomic adds),
+//    writes the output and resets the ticket for the next call.
+//
+// TM tokens (MT = TM/8 token tiles, M <= TM); TN features per unit (NS = TN/16 stripes, sharing
+// the activation loads); WK warps per CTA; P units in flight per warp.
+template <typename T, bool kZeros, int TM, int TN, int WK, int P, bool kSplit>
 __device__ __forceinline__ void dec_body(const GemmParams& p) {
   using namespace dec;
   constexpr int MT = TM / 8, NS = TN / 16;
   static_assert(MT * 8 == TM && NS * 16 == TN && WK >= 1 && P >= 1, "bad dec tile");
   const int lane = threadIdx.x & 31;
-  const int warp = threadIdx.x >> 5;
   const int g = lane >> 2, c = lane & 3;
-  const int C = p.K >> 6;                 // K chunks of 64
-  const int stripe0 = blockIdx.x * NS;    // this CTA's first 16-feature stripe
-  const int c_begin = (warp * C) / WK;
-  const int c_end = ((warp + 1) * C) / WK;
+  const int C = p.K >> 6;  // K chunks of 64
+  const int SG = p.N / TN;
+  const int64_t U = static_cast<int64_t>(SG) * C;
+  const int64_t WT = p.total_warps;
+  const int64_t w = static_cast<int64_t>(blockIdx.x) * WK + (threadIdx.x >> 5);
+  if (w >= WT) return;  // the last CTA may hold fewer than WK working warps
+  int64_t u0, u1;
+  if constexpr (kSplit) {
+    u0 = w * U / WT;
+    u1 = (w + 1) * U / WT;
+  } else {
+    u0 = (w * SG / WT) * C;
+    u1 = ((w + 1) * SG / WT) * C;
+  }
+  if (u0 >= u1) return;
   const int M = p.M, N = p.N;
   const uint4* __restrict__ wq = reinterpret_cast<const uint4*>(p.qweight);
   const T* __restrict__ x = static_cast<const T*>(p.x);
   const unsigned short* __restrict__ sc = static_cast<const unsigned short*>(p.scales);
 
   float acc[MT][NS][4];
+  auto zero_acc = [&]() {
 #pragma unroll
-  for (int t = 0; t < MT; ++t)
+    for (int t = 0; t < MT; ++t)
 #pragma unroll
-    for (int s = 0; s < NS; ++s)
+      for (int s = 0; s < NS; ++s)
 #pragma unroll
-      for (int r = 0; r < 4; ++r) acc[t][s][r] = 0.f;
+        for (int r = 0; r < 4; ++r) acc[t][s][r] = 0.f;
+  };
+  zero_acc();
 
   uint4 wbuf[P][NS];
   uint4 xbuf[P][MT][2];
   unsigned short sbuf[P][NS][2];
   uint32_t zbuf[P][NS][2];
 
-  auto load = [&](int i, int ch) {
-    if (ch >= c_end) return;
+  auto load = [&](int i, int64_t u) {
+    if (u >= u1) return;
+    const int sg = static_cast<int>(u / C);
+    const int ch = static_cast<int>(u - static_cast<int64_t>(sg) * C);
 #pragma unroll
     for (int s = 0; s < NS; ++s)
-      wbuf[i][s] = ld_stream(wq + (static_cast<int64_t>(stripe0 + s) * C + ch) * 32 + lane);
+      wbuf[i][s] = ld_stream(wq + (static_cast<int64_t>(sg * NS + s) * C + ch) * 32 + lane);
     const int k = (ch << 6) + (c << 4);  // this lane's 16 activation columns
 #pragma unroll
     for (int t = 0; t < MT; ++t) {
@@ -173,7 +196,7 @@ __device__ __forceinline__ void dec_body(const GemmParams& p) {
     const int grp = k / p.group_size;
 #pragma unroll
     for (int s = 0; s < NS; ++s) {
-      const int n = (stripe0 + s) * 16 + g;
+      const int n = (sg * NS + s) * 16 + g;
       sbuf[i][s][0] = __ldg(sc + static_cast<int64_t>(grp) * N + n);
       sbuf[i][s][1] = __ldg(sc + static_cast<int64_t>(grp) * N + n + 8);
       if constexpr (kZeros) {
@@ -210,46 +233,90 @@ __device__ __forceinline__ void dec_body(const GemmParams& p) {
     }
   };
 
-#pragma unroll
-  for (int i = 0; i < P; ++i) load(i, c_begin + i);
-  for (int base = c_begin; base < c_end; base += P) {
-#pragma unroll
-    for (int i = 0; i < P; ++i) {
-      if (base + i < c_end) {
-        compute(i);
-        load(i, base + i + P);
-      }
-    }
-  }
-
-  // Reduce the WK warps' partials in warp order.
-  extern __shared__ float red[];  // [WK][NS][MT][32][4]
-  constexpr int kPart = NS * MT * 32 * 4;
-#pragma unroll
-  for (int s = 0; s < NS; ++s)
-#pragma unroll
-    for (int t = 0; t < MT; ++t)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) red[warp * kPart + ((s * MT + t) * 32 + lane) * 4 + r] = acc[t][s][r];
-  __syncthreads();
-
   T* __restrict__ out = static_cast<T*>(p.out);
   const T* __restrict__ bias = static_cast<const T*>(p.bias);
-  const int rows = NS * 16;
-  for (int idx = threadIdx.x; idx < rows * M; idx += WK * 32) {
-    const int tok = idx / rows;
-    const int row = idx % rows;  // consecutive threads -> consecutive features
-    const int s = row >> 4, r16 = row & 15;
-    const int t = tok >> 3, col = tok & 7;
-    const int ln = (r16 & 7) * 4 + (col >> 1);
-    const int reg = (r16 >> 3) * 2 + (col & 1);
-    const int off = ((s * MT + t) * 32 + ln) * 4 + reg;
-    float v = 0.f;
+  auto write_out = [&](int sg, const float (&v)[MT][NS][4]) {
 #pragma unroll
-    for (int w = 0; w < WK; ++w) v += red[w * kPart + off];
-    const int n = stripe0 * 16 + row;
-    if (bias != nullptr) v += Num<T>::to_f(bias[n]);
-    out[static_cast<int64_t>(tok) * N + n] = Num<T>::from_f(v);
+    for (int s = 0; s < NS; ++s)
+#pragma unroll
+      for (int t = 0; t < MT; ++t)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          const int tok = t * 8 + 2 * c + (r & 1);
+          if (tok < M) {
+            const int n = (sg * NS + s) * 16 + g + 8 * (r >> 1);
+            float o = v[t][s][r];
+            if (bias != nullptr) o += Num<T>::to_f(bias[n]);
+            out[static_cast<int64_t>(tok) * N + n] = Num<T>::from_f(o);
+          }
+        }
+  };
+
+  auto flush = [&](int64_t u_last) {
+    const int sg = static_cast<int>(u_last / C);
+    const int64_t first = static_cast<int64_t>(sg) * C;
+    if (!kSplit || (u0 <= first && u1 >= first + C)) {
+      write_out(sg, acc);
+    } else {
+      // warp_of(u): the warp whose range holds unit u.
+      auto warp_of = [&](int64_t u) { return ((u + 1) * WT + U - 1) / U - 1; };
+      const int64_t wfirst = warp_of(first);
+      const int nseg = static_cast<int>(warp_of(first + C - 1) - wfirst + 1);
+      constexpr int kSlot = NS * MT * 32;  // float4s per slot
+      float4* slots = static_cast<float4*>(p.workspace);
+      int* tickets = reinterpret_cast<int*>(slots + static_cast<int64_t>(SG) * p.max_seg * kSlot);
+      float4* mine = slots + (static_cast<int64_t>(sg) * p.max_seg + (w - wfirst)) * kSlot;
+#pragma unroll
+      for (int s = 0; s < NS; ++s)
+#pragma unroll
+        for (int t = 0; t < MT; ++t)
+          __stcg(mine + (s * MT + t) * 32 + lane, make_float4(acc[t][s][0], acc[t][s][1], acc[t][s][2], acc[t][s][3]));
+      __threadfence();
+      __syncwarp();
+      int ticket = 0;
+      if (lane == 0) ticket = atomicAdd(tickets + sg, 1);
+      ticket = __shfl_sync(0xffffffffu, ticket, 0);
+      if (ticket == nseg - 1) {
+        __threadfence();
+        float sum[MT][NS][4];
+#pragma unroll
+        for (int t = 0; t < MT; ++t)
+#pragma unroll
+          for (int s = 0; s < NS; ++s)
+#pragma unroll
+            for (int r = 0; r < 4; ++r) sum[t][s][r] = 0.f;
+        const float4* base = slots + static_cast<int64_t>(sg) * p.max_seg * kSlot;
+        for (int j = 0; j < nseg; ++j) {  // segment order: deterministic
+#pragma unroll
+          for (int s = 0; s < NS; ++s)
+#pragma unroll
+            for (int t = 0; t < MT; ++t) {
+              const float4 v = __ldcg(base + j * kSlot + (s * MT + t) * 32 + lane);
+              sum[t][s][0] += v.x;
+              sum[t][s][1] += v.y;
+              sum[t][s][2] += v.z;
+              sum[t][s][3] += v.w;
+            }
+        }
+        write_out(sg, sum);
+        if (lane == 0) tickets[sg] = 0;
+      }
+    }
+    zero_acc();
+  };
+
+#pragma unroll
+  for (int i = 0; i < P; ++i) load(i, u0 + i);
+  for (int64_t base = u0; base < u1; base += P) {
+#pragma unroll
+    for (int i = 0; i < P; ++i) {
+      const int64_t u = base + i;
+      if (u < u1) {
+        compute(i);
+        load(i, u + P);
+        if (u + 1 == u1 || (u + 1) % C == 0) flush(u);
+      }
+    }
   }
 }
 

@@ -18,8 +18,13 @@ struct GemmParams {
   int32_t N;
   int32_t K;
   int32_t group_size;     // effective group (K for per-channel)
+  // Split work (dec family): fp32 partial slots then one int32 ticket per stripe group; zeroed
+  // tickets on entry, left zeroed on exit. Null when the plan needs no workspace.
+  void* workspace;
+  int32_t total_warps;    // dec: warps sharing the flattened (stripe group, K chunk) units
+  int32_t max_seg;        // dec: partial slots per stripe group
 };
 
-static_assert(sizeof(GemmParams) == 80, "GemmParams layout must match src/device/params.rs");
+static_assert(sizeof(GemmParams) == 96, "GemmParams layout must match src/device/params.rs");
 
 }  // namespace mate

@@ -173,16 +173,6 @@ pub fn validate(call: &GemmCall, frame_meta: &[i64], with_out: bool) -> Result<V
         expect_dtype("workspace", w, &[DType::U8], "must be a torch.uint8 byte buffer")?;
         ensure(w.ndim == 1 && w.is_contiguous(), "workspace", format!("a tensor of shape {}", w.shape_str()), "must be a contiguous 1-D tensor")?;
     }
-    let need = crate::plan::workspace_bytes(&problem)?;
-    if need > 0 {
-        let have = if call.workspace.present { call.workspace.numel() } else { 0 };
-        ensure(
-            !call.workspace.present || have >= need,
-            "workspace",
-            format!("{have} bytes"),
-            &format!("this call needs {need} bytes (torch.ops.mate.w4a16_workspace_size)"),
-        )?;
-    }
     if with_out {
         check_out(call, &problem, dtype)?;
     }
@@ -227,18 +217,34 @@ fn check_out(call: &GemmCall, p: &Problem, dtype: DType) -> Result<()> {
     Ok(())
 }
 
-/// Validates and computes one call.
-pub fn run(call: &GemmCall, frame_meta: &[i64]) -> Result<()> {
+/// Validates and computes one call. Returns 0, or — launching nothing — the bytes of zeroed
+/// workspace the call needs when the caller passed none (the shim then allocates and calls again).
+pub fn run(call: &GemmCall, frame_meta: &[i64]) -> Result<i64> {
     let p = validate(call, frame_meta, true)?.problem;
     if p.m == 0 {
-        return Ok(());
+        return Ok(0);
     }
     match p.device {
-        Device::Cpu => crate::reference::run(&p, call),
+        Device::Cpu => crate::reference::run(&p, call).map(|_| 0),
         Device::Cuda(index) => {
-            let sms = crate::device::registry::device(index)?.sm_count as i64;
-            let plan = crate::plan::plan(&p, sms)?;
-            crate::device::launch(&p, &plan, call)
+            let plan = crate::plan::plan(&p, &crate::device::registry::device(index)?.caps)?;
+            if plan.workspace_bytes > 0 {
+                if !call.workspace.present {
+                    return Ok(plan.workspace_bytes);
+                }
+                let have = call.workspace.numel();
+                ensure(
+                    have >= plan.workspace_bytes,
+                    "workspace",
+                    format!("{have} bytes"),
+                    &format!(
+                        "this call needs {} zero-initialised bytes (torch.ops.mate.w4a16_workspace_size)",
+                        plan.workspace_bytes
+                    ),
+                )?;
+            }
+            crate::device::launch(&p, &plan, call)?;
+            Ok(0)
         }
     }
 }
@@ -253,5 +259,9 @@ pub fn workspace_bytes(x: &TensorDesc, frame_meta: &[i64], num_sms: Option<i64>)
         ensure(s > 0, "num_sms", s, "must be a positive SM count, or None for the device's")?;
     }
     let p = Problem { m, meta, dtype, device, x_row_stride, has_bias: false, num_sms };
-    crate::plan::workspace_bytes(&p)
+    match device {
+        Device::Cpu => Ok(0),
+        _ if m == 0 => Ok(0),
+        Device::Cuda(index) => Ok(crate::plan::plan(&p, &crate::device::registry::device(index)?.caps)?.workspace_bytes),
+    }
 }

@@ -50,7 +50,8 @@ pub mod bridge {
         /// Validates everything but `out` and returns N, the output's last dim.
         fn gemm_out_cols(call: &GemmCall, frame_meta: &[i64]) -> Result<i64>;
         /// Validates every argument and computes `out` (CPU or CUDA by the tensors' device).
-        fn gemm_run(call: &GemmCall, frame_meta: &[i64]) -> Result<()>;
+        /// Returns 0, or the bytes of zeroed workspace needed when none was passed (nothing ran).
+        fn gemm_run(call: &GemmCall, frame_meta: &[i64]) -> Result<i64>;
         /// N from the frame metadata alone (Meta kernels: no data, possibly symbolic shapes).
         fn meta_out_cols(frame_meta: &[i64]) -> Result<i64>;
         /// Bytes of workspace a call with this activation and frame needs (0: none).
@@ -87,7 +88,7 @@ fn gemm_out_cols(call: &bridge::GemmCall, frame_meta: &[i64]) -> Result<i64, Str
     guarded(|| Ok(crate::call::validate(call, frame_meta, false)?.n as i64))
 }
 
-fn gemm_run(call: &bridge::GemmCall, frame_meta: &[i64]) -> Result<(), String> {
+fn gemm_run(call: &bridge::GemmCall, frame_meta: &[i64]) -> Result<i64, String> {
     guarded(|| crate::call::run(call, frame_meta))
 }
 

@@ -3,7 +3,7 @@
 
 use mate::call::{Device, Problem};
 use mate::frame::{FrameMeta, GROUP_SIZES};
-use mate::plan::{plan, resolve_sms, set_num_sms, Family, DEC_MAX_M, VARIANTS};
+use mate::plan::{plan, resolve_sms, set_num_sms, Caps, Family, DEC_MAX_M, VARIANTS};
 use mate::tensor::DType;
 
 fn problem(m: i64, k: i64, n: i64, g: i64, zeros: bool, dtype: DType) -> Problem {
@@ -37,7 +37,7 @@ fn every_envelope_configuration_has_a_variant() {
                     }
                     for m in [1, 8, 9, 16, 17, 33, 64, 65, 4096] {
                         let p = problem(m, k, n, g, zeros, dtype);
-                        let pl = plan(&p, 132).unwrap();
+                        let pl = plan(&p, &Caps::uniform(132, 2)).unwrap();
                         let v = &VARIANTS[pl.variant];
                         let family = if m <= DEC_MAX_M { Family::Dec } else { Family::Wmma };
                         assert_eq!((v.dtype, v.zeros, v.family), (dtype, zeros, family));
@@ -46,7 +46,12 @@ fn every_envelope_configuration_has_a_variant() {
                         match v.family {
                             Family::Dec => {
                                 assert!(m <= v.tm as i64);
-                                assert_eq!(pl.grid[0] as i64 * v.tn as i64, n);
+                                // every warp of the grid has work; whole-K plans need no workspace
+                                let cap = pl.grid[0] as i64 * v.wk as i64;
+                                assert!(pl.total_warps <= cap && pl.total_warps > cap - v.wk as i64);
+                                let units = n / v.tn as i64 * (k / 64);
+                                assert!(pl.total_warps <= if v.split { units } else { n / v.tn as i64 });
+                                assert_eq!(pl.workspace_bytes == 0, !v.split);
                             }
                             Family::Wmma => {
                                 assert_eq!(pl.grid[1] as i64 * v.tn as i64, n);
@@ -62,15 +67,38 @@ fn every_envelope_configuration_has_a_variant() {
 }
 
 #[test]
-fn whole_k_family_needs_no_workspace() {
-    let p = problem(16, 4096, 4096, 128, false, DType::F16);
-    assert_eq!(mate::plan::workspace_bytes(&p).unwrap(), 0);
+fn split_workspace_holds_every_segment() {
+    // For split plans, max_seg slots per stripe group must cover the most warps that can meet
+    // one group: check by enumerating the kernel's own partition.
+    for (m, k, n) in [(1, 4096, 4096), (16, 8960, 1536), (1, 1536, 1536), (8, 28672, 8192), (3, 64, 64)] {
+        let p = problem(m, k, n, 64, false, DType::F16);
+        let pl = plan(&p, &Caps::uniform(132, 2)).unwrap();
+        let v = &VARIANTS[pl.variant];
+        if !v.split {
+            continue;
+        }
+        let (c, groups, wt) = (k / 64, n / v.tn as i64, pl.total_warps);
+        let u = groups * c;
+        let warp_of = |x: i64| ((x + 1) * wt + u - 1) / u - 1;
+        for w in 0..wt {
+            let (u0, u1) = (w * u / wt, (w + 1) * u / wt);
+            assert!(u0 < u1, "warp {w} has no work");
+            assert_eq!(warp_of(u0), w);
+            assert_eq!(warp_of(u1 - 1), w);
+        }
+        for g in 0..groups {
+            let segs = warp_of(g * c + c - 1) - warp_of(g * c) + 1;
+            assert!(segs <= pl.max_seg, "group {g}: {segs} segments > {}", pl.max_seg);
+        }
+        let slot = (v.tn / 16 * v.tm / 8) as i64 * 512;
+        assert!(pl.workspace_bytes >= groups * pl.max_seg * slot + groups * 4);
+    }
 }
 
 #[test]
 fn decode_token_tile_is_the_smallest_that_holds_m() {
     for (m, tm) in [(1, 8), (8, 8), (9, 16), (16, 16), (17, 32), (32, 32), (33, 64), (64, 64)] {
-        let pl = plan(&problem(m, 4096, 4096, 128, false, DType::F16), 132).unwrap();
+        let pl = plan(&problem(m, 4096, 4096, 128, false, DType::F16), &Caps::uniform(132, 2)).unwrap();
         assert_eq!(VARIANTS[pl.variant].tm, tm, "M = {m}");
     }
 }

@@ -42,6 +42,7 @@ pub struct Driver {
         *mut *mut c_void,
     ) -> CuResult,
     pub cuGetErrorString: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
+    pub cuOccupancyMaxActiveBlocksPerMultiprocessor: unsafe extern "C" fn(*mut c_int, CuFunction, c_int, usize) -> CuResult,
 }
 
 unsafe impl Send for Driver {}
@@ -78,6 +79,7 @@ fn load() -> std::result::Result<Driver, String> {
             cuModuleGetFunction: sym(lib, "cuModuleGetFunction")?,
             cuLaunchKernel: sym(lib, "cuLaunchKernel")?,
             cuGetErrorString: sym(lib, "cuGetErrorString")?,
+            cuOccupancyMaxActiveBlocksPerMultiprocessor: sym(lib, "cuOccupancyMaxActiveBlocksPerMultiprocessor")?,
         };
         let rc = (d.cuInit)(0);
         if rc != 0 {

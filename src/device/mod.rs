@@ -41,6 +41,9 @@ pub fn launch(p: &Problem, plan: &Plan, call: &GemmCall) -> Result<()> {
         n: p.n() as i32,
         k: p.k() as i32,
         group_size: p.meta.group() as i32,
+        workspace: if plan.workspace_bytes > 0 { call.workspace.data as *mut c_void } else { std::ptr::null_mut() },
+        total_warps: plan.total_warps as i32,
+        max_seg: plan.max_seg as i32,
     };
     let mut args = [&mut params as *mut GemmParams as *mut c_void];
     let rc = unsafe {

@@ -17,7 +17,10 @@ pub struct GemmParams {
     pub n: i32,
     pub k: i32,
     pub group_size: i32,
+    pub workspace: *mut c_void,
+    pub total_warps: i32,
+    pub max_seg: i32,
 }
 
 // Must equal the static_assert in kernels/params.cuh.
-const _: () = assert!(std::mem::size_of::<GemmParams>() == 80);
+const _: () = assert!(std::mem::size_of::<GemmParams>() == 96);

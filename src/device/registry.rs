@@ -3,7 +3,7 @@
 
 use super::driver::{self, CuContext, CuDevice, CuFunction, CuModule, Driver};
 use crate::error::{arg_err, Error, Result};
-use crate::plan::VARIANTS;
+use crate::plan::{Caps, VARIANTS};
 use once_cell::sync::OnceCell;
 use std::ffi::CString;
 
@@ -17,7 +17,7 @@ pub struct DeviceState {
     ctx: CuContext,
     _module: CuModule,
     functions: Vec<CuFunction>,
-    pub sm_count: i32,
+    pub caps: Caps,
     pub capability: (i32, i32),
 }
 
@@ -77,16 +77,26 @@ fn load(index: i32) -> Result<DeviceState> {
         "cuModuleLoadData (mate's embedded kernels; if this runs inside CUDA graph capture, call the op once before capturing)",
     )?;
     let mut functions = Vec::with_capacity(VARIANTS.len());
+    let mut occupancy = Vec::with_capacity(VARIANTS.len());
     for v in VARIANTS {
         let name = CString::new(v.symbol).map_err(|_| Error::Internal(format!("bad symbol {}", v.symbol)))?;
         let mut f: CuFunction = std::ptr::null_mut();
         driver::check(d, unsafe { (d.cuModuleGetFunction)(&mut f, module, name.as_ptr()) }, "cuModuleGetFunction")?;
+        let mut blocks = 0;
+        driver::check(
+            d,
+            unsafe {
+                (d.cuOccupancyMaxActiveBlocksPerMultiprocessor)(&mut blocks, f, v.threads() as i32, v.dynamic_smem() as usize)
+            },
+            "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+        )?;
         functions.push(f);
+        occupancy.push(blocks.max(1));
     }
     if prev != ctx && !prev.is_null() {
         driver::check(d, unsafe { (d.cuCtxSetCurrent)(prev) }, "cuCtxSetCurrent")?;
     }
-    Ok(DeviceState { ctx, _module: module, functions, sm_count, capability })
+    Ok(DeviceState { ctx, _module: module, functions, caps: Caps { sm_count: sm_count as i64, occupancy }, capability })
 }
 
 /// The loaded state of CUDA device `index` (loads on first use).

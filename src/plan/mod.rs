@@ -13,6 +13,21 @@ pub use variants::{Family, Variant, VARIANTS};
 /// Largest M the decode family serves (its biggest token tile).
 pub const DEC_MAX_M: i64 = 64;
 
+/// What the planner knows of a device: its SM count and each variant's resident CTAs per SM.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Caps {
+    pub sm_count: i64,
+    /// Indexed like [`VARIANTS`].
+    pub occupancy: Vec<i32>,
+}
+
+impl Caps {
+    /// Caps for tests and tools without a device: `blocks` CTAs per SM for every variant.
+    pub fn uniform(sm_count: i64, blocks: i32) -> Caps {
+        Caps { sm_count, occupancy: vec![blocks; VARIANTS.len()] }
+    }
+}
+
 /// A launch decision.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Plan {
@@ -23,7 +38,15 @@ pub struct Plan {
     pub dynamic_smem: u32,
     /// The SM count the plan was sized for.
     pub sms: i64,
+    /// dec: warps sharing the units; partial slots per stripe group.
+    pub total_warps: i64,
+    pub max_seg: i64,
+    /// Zero-initialised bytes the launch needs (0: none).
+    pub workspace_bytes: i64,
 }
+
+/// dec: a warp should stream at least this many units, or its fixed costs dominate.
+const DEC_MIN_UNITS_PER_WARP: i64 = 4;
 
 /// Process-wide SM limit (`torch.ops.mate.set_num_sms`); 0 = none.
 static SM_LIMIT: AtomicI64 = AtomicI64::new(0);
@@ -70,24 +93,39 @@ pub fn serves(v: &Variant, p: &Problem) -> bool {
         }
 }
 
-fn choose(p: &Problem, sms: i64) -> Option<usize> {
+/// dec sizing for variant `v`: (total warps, CTAs, estimated units on the busiest warp).
+fn dec_shape(v: &Variant, p: &Problem, sms: i64, occupancy: i32) -> (i64, i64, i64) {
+    let c = p.k() / 64;
+    let groups = p.n() / v.tn as i64;
+    let units = groups * c;
+    let slots = sms * occupancy.max(1) as i64 * v.wk as i64;
+    let wanted = if v.split { (units / DEC_MIN_UNITS_PER_WARP).max(1) } else { groups };
+    let warps = wanted.min(slots).max(1);
+    let ctas = (warps + v.wk as i64 - 1) / v.wk as i64;
+    let busiest = if v.split { (units + warps - 1) / warps } else { (groups + warps - 1) / warps * c };
+    (warps, ctas, busiest)
+}
+
+fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
     let candidates = VARIANTS.iter().enumerate().filter(|(_, v)| serves(v, p));
     if p.m > DEC_MAX_M {
         return candidates.filter(|(_, v)| v.family == Family::Wmma).map(|(i, _)| i).next();
     }
-    // Decode: the smallest token tile that holds M; the wider feature tile only when it still
-    // gives every SM a CTA (fewer, fuller CTAs reuse the activation across more stripes).
+    // Decode: the smallest token tile that holds M; then the tile and split that put the fewest
+    // units on the busiest warp (a split pays ~2 units for its partial write and reduction).
+    let tm = candidates.clone().filter(|(_, v)| v.family == Family::Dec).map(|(_, v)| v.tm).min()?;
     candidates
-        .filter(|(_, v)| v.family == Family::Dec)
-        .min_by_key(|(_, v)| {
-            let ctas = p.n() / v.tn as i64;
-            (v.tm, if ctas >= sms { 0 } else { 1 }, std::cmp::Reverse(v.tn))
+        .filter(|(_, v)| v.family == Family::Dec && v.tm == tm)
+        .min_by_key(|(i, v)| {
+            let (_, _, busiest) = dec_shape(v, p, sms, caps.occupancy[*i]);
+            let stripes_per_unit = (v.tn / 16) as i64;
+            (busiest * stripes_per_unit + if v.split { 2 } else { 0 }, std::cmp::Reverse(v.tn))
         })
         .map(|(i, _)| i)
 }
 
-pub fn plan(p: &Problem, device_sms: i64) -> Result<Plan> {
-    let sms = resolve_sms(p.num_sms, device_sms);
+pub fn plan(p: &Problem, caps: &Caps) -> Result<Plan> {
+    let sms = resolve_sms(p.num_sms, caps.sm_count);
     let forced = FORCED.read().unwrap().clone();
     let idx = match forced {
         Some(sym) => {
@@ -97,15 +135,27 @@ pub fn plan(p: &Problem, device_sms: i64) -> Result<Plan> {
             }
             i
         }
-        None => choose(p, sms).ok_or_else(|| {
+        None => choose(p, caps, sms).ok_or_else(|| {
             Error::Internal(format!("no compiled variant serves {p:?}; the shape envelope and kernels/variants.def disagree"))
         })?,
     };
     let v = &VARIANTS[idx];
     let tiles_n = p.n() / v.tn as i64;
-    let grid = match v.family {
-        Family::Dec => [tiles_n, 1, 1],
-        Family::Wmma => [(p.m + v.tm as i64 - 1) / v.tm as i64, tiles_n, 1],
+    let (grid, total_warps, max_seg, workspace_bytes) = match v.family {
+        Family::Dec => {
+            let (warps, ctas, _) = dec_shape(v, p, sms, caps.occupancy[idx]);
+            let (max_seg, ws) = if v.split {
+                let c = p.k() / 64;
+                let min_units = (tiles_n * c / warps).max(1);
+                let max_seg = (c / min_units + 2).min(warps);
+                let slot = (v.tn / 16 * v.tm / 8) as i64 * 32 * 16;
+                (max_seg, (tiles_n * max_seg * slot + tiles_n * 4 + 255) / 256 * 256)
+            } else {
+                (0, 0)
+            };
+            ([ctas, 1, 1], warps, max_seg, ws)
+        }
+        Family::Wmma => ([(p.m + v.tm as i64 - 1) / v.tm as i64, tiles_n, 1], 0, 0, 0),
     };
     if grid[0] > i32::MAX as i64 || grid[1] > 65535 {
         return Err(arg_err("x", format!("M = {}, N = {}", p.m, p.n()), "too many tiles for one launch"));
@@ -116,10 +166,8 @@ pub fn plan(p: &Problem, device_sms: i64) -> Result<Plan> {
         block: [v.threads(), 1, 1],
         dynamic_smem: v.dynamic_smem(),
         sms,
+        total_warps,
+        max_seg,
+        workspace_bytes,
     })
-}
-
-/// Workspace bytes a problem needs. No family uses one yet.
-pub fn workspace_bytes(_p: &Problem) -> Result<i64> {
-    Ok(0)
 }

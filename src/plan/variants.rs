@@ -5,8 +5,8 @@ use crate::tensor::DType;
 /// Kernel families; one per body template in `kernels/<family>.cuh`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Family {
-    /// Decode (small M): weights streamed once into registers, mma.sync with weights as A,
-    /// K split across the CTA's warps and reduced in shared memory.
+    /// Decode (small M): persistent warps each stream a contiguous range of (stripe group, K chunk)
+    /// units into registers, mma.sync with the weights as A; split ranges reduce in order.
     Dec,
     /// The first correct kernel: WMMA over a dequantized shared-memory tile, whole K per CTA.
     Wmma,
@@ -24,8 +24,10 @@ pub struct Variant {
     pub tn: u32,
     /// Warps per CTA (dec: warps splitting K).
     pub wk: u32,
-    /// dec: 64-deep K chunks in flight per warp.
+    /// dec: units (stripes x 64-deep K chunk) in flight per warp.
     pub p: u32,
+    /// dec: warps may split a stripe group's K (partials in the workspace); false = whole K.
+    pub split: bool,
 }
 
 impl Variant {
@@ -36,8 +38,7 @@ impl Variant {
     /// Dynamic shared memory the kernel needs (the formula of its family's body template).
     pub fn dynamic_smem(&self) -> u32 {
         match self.family {
-            Family::Dec => self.wk * (self.tn / 16) * (self.tm / 8) * 512,
-            Family::Wmma => 0,
+            Family::Dec | Family::Wmma => 0,
         }
     }
 }

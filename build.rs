@@ -54,7 +54,7 @@ fn generate_variants(out_dir: &Path) {
     for line in text.lines().map(str::trim).filter(|l| l.starts_with("MATE_VARIANT(")) {
         let inner = line.trim_start_matches("MATE_VARIANT(").trim_end_matches(')');
         let f: Vec<&str> = inner.split(',').map(str::trim).collect();
-        assert_eq!(f.len(), 9, "kernels/variants.def: expected 9 fields in `{line}`");
+        assert_eq!(f.len(), 10, "kernels/variants.def: expected 10 fields in `{line}`");
         let family = match f[1] {
             "dec" => "Family::Dec",
             "wmma" => "Family::Wmma",
@@ -75,10 +75,15 @@ fn generate_variants(out_dir: &Path) {
             "1" => "true",
             other => panic!("kernels/variants.def: split must be 0 or 1, got `{other}`"),
         };
+        let pre = match f[9] {
+            "0" => "false",
+            "1" => "true",
+            other => panic!("kernels/variants.def: pre must be 0 or 1, got `{other}`"),
+        };
         writeln!(
             rs,
             "    Variant {{ symbol: \"{}\", family: {family}, dtype: {dtype}, zeros: {zeros}, \
-             tm: {}, tn: {}, wk: {}, p: {}, split: {split} }},",
+             tm: {}, tn: {}, wk: {}, p: {}, split: {split}, pre: {pre} }},",
             f[0], f[4], f[5], f[6], f[7]
         )
         .unwrap();

@@ -81,6 +81,37 @@ struct Deq<__nv_bfloat16> {
   }
 };
 
+// Post-scale dequantization: the MMA consumes magic-biased values as they come out of one LOP3
+// each (no subtract, no multiply); the zero point and the scale are applied to the fp32 group
+// sums (see dec_body). fp16: rows g get 1024 + q, rows g+8 get 1024 + 16q. bf16: 128 + q.
+template <typename T>
+struct Raw;
+
+template <>
+struct Raw<__half> {
+  static constexpr uint32_t kOne = 0x3C003C00u;  // half2(1, 1)
+  static constexpr float kBias0 = 1024.f, kBias1 = 1024.f, kMul0 = 1.f, kMul1 = 16.f;
+  __device__ __forceinline__ static void apply(uint32_t w, uint32_t a[4]) {
+    const uint32_t w8 = w >> 8;
+    a[0] = lop_or(w, 0x000F000F, 0x64006400);
+    a[1] = lop_or(w, 0x00F000F0, 0x64006400);
+    a[2] = lop_or(w8, 0x000F000F, 0x64006400);
+    a[3] = lop_or(w8, 0x00F000F0, 0x64006400);
+  }
+};
+
+template <>
+struct Raw<__nv_bfloat16> {
+  static constexpr uint32_t kOne = 0x3F803F80u;  // bf16x2(1, 1)
+  static constexpr float kBias0 = 128.f, kBias1 = 128.f, kMul0 = 1.f, kMul1 = 1.f;
+  __device__ __forceinline__ static void apply(uint32_t w, uint32_t a[4]) {
+    a[0] = lop_or(w, 0x000F000F, 0x43004300);
+    a[1] = lop_or(w >> 4, 0x000F000F, 0x43004300);
+    a[2] = lop_or(w >> 8, 0x000F000F, 0x43004300);
+    a[3] = lop_or(w >> 12, 0x000F000F, 0x43004300);
+  }
+};
+
 template <typename T>
 __device__ __forceinline__ void mma(float c[4], const uint32_t a[4], uint32_t b0, uint32_t b1);
 
@@ -114,10 +145,14 @@ __device__ __forceinline__ void mma<__nv_bfloat16>(float c[4], const uint32_t a[
 //    the output; otherwise it stores an fp32 partial in its segment's slot and takes a ticket; the
 //    group's last arriving warp sums all slots in segment order (deterministic, no atomic adds),
 //    writes the output and resets the ticket for the next call.
+// kPre == false (groups of >= 64, per channel): the MMA runs on magic-biased raw values (Raw<T>)
+//   and each group's fp32 sums are corrected and scaled once: out += s * (acc - (bias + z) * X),
+//   X the group's activation sum from one extra MMA against ones. kPre == true (group 32, which
+//   splits a chunk): weights are dequantized and scaled before the MMA (Deq<T>).
 //
 // TM tokens (MT = TM/8 token tiles, M <= TM); TN features per unit (NS = TN/16 stripes, sharing
 // the activation loads); WK warps per CTA; P units in flight per warp.
-template <typename T, bool kZeros, int TM, int TN, int WK, int P, bool kSplit>
+template <typename T, bool kZeros, int TM, int TN, int WK, int P, bool kSplit, bool kPre>
 __device__ __forceinline__ void dec_body(const GemmParams& p) {
   using namespace dec;
   constexpr int MT = TM / 8, NS = TN / 16;
@@ -139,31 +174,44 @@ __device__ __forceinline__ void dec_body(const GemmParams& p) {
     u1 = ((w + 1) * SG / WT) * C;
   }
   if (u0 >= u1) return;
+  const int cnt = static_cast<int>(u1 - u0);
   const int M = p.M, N = p.N;
+  const int cpg = p.group_size >> 6;  // chunks per group (post-scale path)
   const uint4* __restrict__ wq = reinterpret_cast<const uint4*>(p.qweight);
   const T* __restrict__ x = static_cast<const T*>(p.x);
   const unsigned short* __restrict__ sc = static_cast<const unsigned short*>(p.scales);
 
-  float acc[MT][NS][4];
-  auto zero_acc = [&]() {
+  float acc[MT][NS][4];  // kPre: the output sums; else: the current group's raw sums
+  float tot[MT][NS][4];  // post-scale output sums
+  float xs[MT][4];       // post-scale: the group's activation sums (tokens 2c, 2c+1 twice)
+  auto zero = [](auto& a) {
+    float* f = reinterpret_cast<float*>(&a);
 #pragma unroll
-    for (int t = 0; t < MT; ++t)
-#pragma unroll
-      for (int s = 0; s < NS; ++s)
-#pragma unroll
-        for (int r = 0; r < 4; ++r) acc[t][s][r] = 0.f;
+    for (int i = 0; i < int(sizeof(a) / sizeof(float)); ++i) f[i] = 0.f;
   };
-  zero_acc();
+  zero(acc);
+  zero(tot);
+  {
+    float* f = &xs[0][0];
+#pragma unroll
+    for (int i = 0; i < MT * 4; ++i) f[i] = 0.f;
+  }
 
   uint4 wbuf[P][NS];
   uint4 xbuf[P][MT][2];
   unsigned short sbuf[P][NS][2];
   uint32_t zbuf[P][NS][2];
 
-  auto load = [&](int i, int64_t u) {
-    if (u >= u1) return;
-    const int sg = static_cast<int>(u / C);
-    const int ch = static_cast<int>(u - static_cast<int64_t>(sg) * C);
+  int sg_ld = static_cast<int>(u0 / C), ch_ld = static_cast<int>(u0 - static_cast<int64_t>(sg_ld) * C);
+  int sg_cu = sg_ld, ch_cu = ch_ld;
+  int gpos = kPre ? 0 : ch_cu % cpg;  // position of the computed chunk in its group
+
+  auto load = [&](int i) {
+    const int sg = sg_ld, ch = ch_ld;
+    if (++ch_ld == C) {
+      ch_ld = 0;
+      ++sg_ld;
+    }
 #pragma unroll
     for (int s = 0; s < NS; ++s)
       wbuf[i][s] = ld_stream(wq + (static_cast<int64_t>(sg * NS + s) * C + ch) * 32 + lane);
@@ -207,30 +255,76 @@ __device__ __forceinline__ void dec_body(const GemmParams& p) {
     }
   };
 
+  auto zeros_of = [&](int i, int s, int& z0, int& z1) {
+    z0 = 8;
+    z1 = 8;
+    if constexpr (kZeros) {
+      z0 = (zbuf[i][s][0] >> (4 * g)) & 0xF;  // row g is column n; n % 8 == g
+      z1 = (zbuf[i][s][1] >> (4 * g)) & 0xF;  // row g + 8 is in the next word
+    }
+  };
+
   auto compute = [&](int i) {
+    if constexpr (!kPre) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const uint32_t ones[4] = {Raw<T>::kOne, Raw<T>::kOne, Raw<T>::kOne, Raw<T>::kOne};
+#pragma unroll
+        for (int t = 0; t < MT; ++t) {
+          const uint4& u = xbuf[i][t][j >> 1];
+          mma<T>(xs[t], ones, (j & 1) ? u.z : u.x, (j & 1) ? u.w : u.y);
+        }
+      }
+    }
 #pragma unroll
     for (int s = 0; s < NS; ++s) {
       Deq<T> dq;
-      int z0 = 8, z1 = 8;
-      if constexpr (kZeros) {
-        z0 = (zbuf[i][s][0] >> (4 * g)) & 0xF;  // row g is column n; n % 8 == g
-        z1 = (zbuf[i][s][1] >> (4 * g)) & 0xF;  // row g + 8 is in the next word
+      if constexpr (kPre) {
+        int z0, z1;
+        zeros_of(i, s, z0, z1);
+        dq.set(*reinterpret_cast<const T*>(&sbuf[i][s][0]), *reinterpret_cast<const T*>(&sbuf[i][s][1]), z0, z1);
       }
-      dq.set(*reinterpret_cast<const T*>(&sbuf[i][s][0]), *reinterpret_cast<const T*>(&sbuf[i][s][1]), z0, z1);
       const uint32_t words[4] = {wbuf[i][s].x, wbuf[i][s].y, wbuf[i][s].z, wbuf[i][s].w};
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         uint32_t a[4];
-        dq(words[j], a);
+        if constexpr (kPre) {
+          dq(words[j], a);
+        } else {
+          Raw<T>::apply(words[j], a);
+        }
 #pragma unroll
         for (int t = 0; t < MT; ++t) {
           const uint4& u = xbuf[i][t][j >> 1];
-          const uint32_t b0 = (j & 1) ? u.z : u.x;
-          const uint32_t b1 = (j & 1) ? u.w : u.y;
-          mma<T>(acc[t][s], a, b0, b1);
+          mma<T>(acc[t][s], a, (j & 1) ? u.z : u.x, (j & 1) ? u.w : u.y);
         }
       }
     }
+  };
+
+  // Post-scale: fold the current group's raw sums into the output sums.
+  auto close_group = [&](int i) {
+#pragma unroll
+    for (int s = 0; s < NS; ++s) {
+      int z0, z1;
+      zeros_of(i, s, z0, z1);
+      const float s0 = Num<T>::to_f(*reinterpret_cast<const T*>(&sbuf[i][s][0])) / Raw<T>::kMul0;
+      const float s1 = Num<T>::to_f(*reinterpret_cast<const T*>(&sbuf[i][s][1])) / Raw<T>::kMul1;
+      const float b0 = Raw<T>::kBias0 + Raw<T>::kMul0 * z0;
+      const float b1 = Raw<T>::kBias1 + Raw<T>::kMul1 * z1;
+#pragma unroll
+      for (int t = 0; t < MT; ++t)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          const float raw = fmaf(-(r < 2 ? b0 : b1), xs[t][r], acc[t][s][r]);
+          tot[t][s][r] = fmaf(r < 2 ? s0 : s1, raw, tot[t][s][r]);
+          acc[t][s][r] = 0.f;
+        }
+    }
+#pragma unroll
+    for (int t = 0; t < MT; ++t)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) xs[t][r] = 0.f;
   };
 
   T* __restrict__ out = static_cast<T*>(p.out);
@@ -252,11 +346,11 @@ __device__ __forceinline__ void dec_body(const GemmParams& p) {
         }
   };
 
-  auto flush = [&](int64_t u_last) {
-    const int sg = static_cast<int>(u_last / C);
+  auto flush = [&](float (&res)[MT][NS][4]) {
+    const int sg = sg_cu;
     const int64_t first = static_cast<int64_t>(sg) * C;
     if (!kSplit || (u0 <= first && u1 >= first + C)) {
-      write_out(sg, acc);
+      write_out(sg, res);
     } else {
       // warp_of(u): the warp whose range holds unit u.
       auto warp_of = [&](int64_t u) { return ((u + 1) * WT + U - 1) / U - 1; };
@@ -270,7 +364,7 @@ __device__ __forceinline__ void dec_body(const GemmParams& p) {
       for (int s = 0; s < NS; ++s)
 #pragma unroll
         for (int t = 0; t < MT; ++t)
-          __stcg(mine + (s * MT + t) * 32 + lane, make_float4(acc[t][s][0], acc[t][s][1], acc[t][s][2], acc[t][s][3]));
+          __stcg(mine + (s * MT + t) * 32 + lane, make_float4(res[t][s][0], res[t][s][1], res[t][s][2], res[t][s][3]));
       __threadfence();
       __syncwarp();
       int ticket = 0;
@@ -279,12 +373,7 @@ __device__ __forceinline__ void dec_body(const GemmParams& p) {
       if (ticket == nseg - 1) {
         __threadfence();
         float sum[MT][NS][4];
-#pragma unroll
-        for (int t = 0; t < MT; ++t)
-#pragma unroll
-          for (int s = 0; s < NS; ++s)
-#pragma unroll
-            for (int r = 0; r < 4; ++r) sum[t][s][r] = 0.f;
+        zero(sum);
         const float4* base = slots + static_cast<int64_t>(sg) * p.max_seg * kSlot;
         for (int j = 0; j < nseg; ++j) {  // segment order: deterministic
 #pragma unroll
@@ -302,19 +391,34 @@ __device__ __forceinline__ void dec_body(const GemmParams& p) {
         if (lane == 0) tickets[sg] = 0;
       }
     }
-    zero_acc();
+    zero(res);
   };
 
 #pragma unroll
-  for (int i = 0; i < P; ++i) load(i, u0 + i);
-  for (int64_t base = u0; base < u1; base += P) {
+  for (int i = 0; i < P; ++i)
+    if (i < cnt) load(i);
+  for (int base = 0; base < cnt; base += P) {
 #pragma unroll
     for (int i = 0; i < P; ++i) {
-      const int64_t u = base + i;
-      if (u < u1) {
+      const int idx = base + i;
+      if (idx < cnt) {
         compute(i);
-        load(i, u + P);
-        if (u + 1 == u1 || (u + 1) % C == 0) flush(u);
+        const bool last = idx + 1 == cnt;
+        const bool stripe_end = ch_cu + 1 == C;
+        if constexpr (kPre) {
+          if (last || stripe_end) flush(acc);
+        } else {
+          if (++gpos == cpg || last) {
+            close_group(i);
+            gpos = 0;
+          }
+          if (last || stripe_end) flush(tot);
+        }
+        if (idx + P < cnt) load(i);
+        if (++ch_cu == C) {
+          ch_cu = 0;
+          ++sg_cu;
+        }
       }
     }
   }

@@ -10,8 +10,8 @@
 
 namespace mate {
 
-// BM x BN tile, WARPS = 4 warps; the K step is one frame chunk (64). P and kSplit are unused.
-template <typename T, bool kZeros, int BM, int BN, int WARPS, int P, bool kSplit>
+// BM x BN tile, WARPS = 4 warps; the K step is one frame chunk (64). P, kSplit, kPre unused.
+template <typename T, bool kZeros, int BM, int BN, int WARPS, int P, bool kSplit, bool kPre>
 __device__ __forceinline__ void wmma_body(const GemmParams& p) {
   using namespace nvcuda;
   constexpr int THREADS = WARPS * 32;

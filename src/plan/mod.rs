@@ -88,7 +88,8 @@ pub fn serves(v: &Variant, p: &Problem) -> bool {
     let basic = v.dtype == p.dtype && v.zeros == p.meta.has_zeros && p.n() % v.tn as i64 == 0;
     basic
         && match v.family {
-            Family::Dec => p.m <= v.tm as i64,
+            // The post-scale path needs whole 64-deep chunks per group.
+            Family::Dec => p.m <= v.tm as i64 && (v.pre || p.meta.group() % 64 == 0),
             Family::Wmma => true,
         }
 }
@@ -119,7 +120,7 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
         .min_by_key(|(i, v)| {
             let (_, _, busiest) = dec_shape(v, p, sms, caps.occupancy[*i]);
             let stripes_per_unit = (v.tn / 16) as i64;
-            (busiest * stripes_per_unit + if v.split { 2 } else { 0 }, std::cmp::Reverse(v.tn))
+            (v.pre, busiest * stripes_per_unit + if v.split { 2 } else { 0 }, std::cmp::Reverse(v.tn))
         })
         .map(|(i, _)| i)
 }

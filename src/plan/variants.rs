@@ -28,6 +28,8 @@ pub struct Variant {
     pub p: u32,
     /// dec: warps may split a stripe group's K (partials in the workspace); false = whole K.
     pub split: bool,
+    /// dec: scale before the MMA (serves group 32); false = scale the fp32 group sums after it.
+    pub pre: bool,
 }
 
 impl Variant {

@@ -50,6 +50,7 @@ def main():
     ap.add_argument("--group", type=int, default=128)
     ap.add_argument("--zp", action="store_true")
     ap.add_argument("--dtype", default="float16")
+    ap.add_argument("--variants", default="", help="comma list of variant symbols (or 'dec') to force as extra arms")
     args = ap.parse_args()
     if args.library:
         os.environ["MATE_LIBRARY"] = args.library
@@ -103,6 +104,21 @@ def main():
                 calls = [lambda f=f: torch.ops.mate.w4a16_gemm.out(x, f[0], f[1], f[2], f[3], None, None, args.group, workspace=ws, out=out) for f in frames]
                 res["mate"] = graph_time_us(calls)
                 res["workspace_bytes"] = need
+            forced = [v for v in torch.ops.mate._variants() if args.variants == "dec" and "_dec_" in v] if args.variants == "dec" else [v for v in args.variants.split(",") if v]
+            for sym in forced:
+                try:
+                    torch.ops.mate._force_variant(sym)
+                    need = torch.ops.mate.w4a16_workspace_size(x, frames[0][1])
+                    ws = torch.zeros(max(need, 1), dtype=torch.uint8, device="cuda")
+                    calls = [lambda f=f: torch.ops.mate.w4a16_gemm.out(x, f[0], f[1], f[2], f[3], None, None, args.group, workspace=ws, out=out) for f in frames]
+                    res[sym] = graph_time_us(calls)
+                except Exception as e:  # a variant that cannot serve this M / dtype
+                    pass
+                finally:
+                    torch.ops.mate._force_variant(None)
+            if forced:
+                best = sorted((res[k]["median_us"], k) for k in res if k.startswith("mate_"))
+                print(f"   {name} M={M}: " + "  ".join(f"{k.replace('mate_dec_', '')}={t:.2f}" for t, k in best[:6]), flush=True)
             for arm, dt in (("fp16", torch.float16), ("bf16", torch.bfloat16)):
                 if arm in arms:
                     if dense is None or dense[0].dtype != dt:

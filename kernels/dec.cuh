@@ -198,7 +198,7 @@ __device__ __forceinline__ void dec_body(const GemmParams& p) {
   }
 
   uint4 wbuf[P][NS];
-  uint4 xbuf[P][MT][2];
+  int kbuf[P];  // the slot's first activation column for this lane
   unsigned short sbuf[P][NS][2];
   uint32_t zbuf[P][NS][2];
 
@@ -216,31 +216,7 @@ __device__ __forceinline__ void dec_body(const GemmParams& p) {
     for (int s = 0; s < NS; ++s)
       wbuf[i][s] = ld_stream(wq + (static_cast<int64_t>(sg * NS + s) * C + ch) * 32 + lane);
     const int k = (ch << 6) + (c << 4);  // this lane's 16 activation columns
-#pragma unroll
-    for (int t = 0; t < MT; ++t) {
-      const int tok = t * 8 + g;
-      if (tok < M) {
-        if (p.perm == nullptr) {
-          const uint4* src = reinterpret_cast<const uint4*>(x + static_cast<int64_t>(tok) * p.x_row_stride + k);
-          xbuf[i][t][0] = __ldg(src);
-          xbuf[i][t][1] = __ldg(src + 1);
-        } else {
-          T v[16];
-#pragma unroll
-          for (int e = 0; e < 16; ++e) {
-            const int col = __ldg(p.perm + k + e);
-            v[e] = static_cast<unsigned>(col) < static_cast<unsigned>(p.K)
-                       ? x[static_cast<int64_t>(tok) * p.x_row_stride + col]
-                       : Num<T>::from_f(__int_as_float(0x7fc00000));
-          }
-          xbuf[i][t][0] = *reinterpret_cast<uint4*>(&v[0]);
-          xbuf[i][t][1] = *reinterpret_cast<uint4*>(&v[8]);
-        }
-      } else {
-        xbuf[i][t][0] = make_uint4(0, 0, 0, 0);
-        xbuf[i][t][1] = make_uint4(0, 0, 0, 0);
-      }
-    }
+    kbuf[i] = k;
     const int grp = k / p.group_size;
 #pragma unroll
     for (int s = 0; s < NS; ++s) {
@@ -255,6 +231,36 @@ __device__ __forceinline__ void dec_body(const GemmParams& p) {
     }
   };
 
+  // The activation is small and shared by every warp: read it at use, from L1/L2, so the
+  // registers of the in-flight ring all go to weight bytes.
+  auto load_x = [&](int k, uint4 (&xb)[MT][2]) {
+#pragma unroll
+    for (int t = 0; t < MT; ++t) {
+      const int tok = t * 8 + g;
+      if (tok < M) {
+        if (p.perm == nullptr) {
+          const uint4* src = reinterpret_cast<const uint4*>(x + static_cast<int64_t>(tok) * p.x_row_stride + k);
+          xb[t][0] = __ldg(src);
+          xb[t][1] = __ldg(src + 1);
+        } else {
+          T v[16];
+#pragma unroll
+          for (int e = 0; e < 16; ++e) {
+            const int col = __ldg(p.perm + k + e);
+            v[e] = static_cast<unsigned>(col) < static_cast<unsigned>(p.K)
+                       ? x[static_cast<int64_t>(tok) * p.x_row_stride + col]
+                       : Num<T>::from_f(__int_as_float(0x7fc00000));
+          }
+          xb[t][0] = *reinterpret_cast<uint4*>(&v[0]);
+          xb[t][1] = *reinterpret_cast<uint4*>(&v[8]);
+        }
+      } else {
+        xb[t][0] = make_uint4(0, 0, 0, 0);
+        xb[t][1] = make_uint4(0, 0, 0, 0);
+      }
+    }
+  };
+
   auto zeros_of = [&](int i, int s, int& z0, int& z1) {
     z0 = 8;
     z1 = 8;
@@ -265,13 +271,15 @@ __device__ __forceinline__ void dec_body(const GemmParams& p) {
   };
 
   auto compute = [&](int i) {
+    uint4 xbuf[MT][2];
+    load_x(kbuf[i], xbuf);
     if constexpr (!kPre) {
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const uint32_t ones[4] = {Raw<T>::kOne, Raw<T>::kOne, Raw<T>::kOne, Raw<T>::kOne};
 #pragma unroll
         for (int t = 0; t < MT; ++t) {
-          const uint4& u = xbuf[i][t][j >> 1];
+          const uint4& u = xbuf[t][j >> 1];
           mma<T>(xs[t], ones, (j & 1) ? u.z : u.x, (j & 1) ? u.w : u.y);
         }
       }
@@ -295,7 +303,7 @@ __device__ __forceinline__ void dec_body(const GemmParams& p) {
         }
 #pragma unroll
         for (int t = 0; t < MT; ++t) {
-          const uint4& u = xbuf[i][t][j >> 1];
+          const uint4& u = xbuf[t][j >> 1];
           mma<T>(acc[t][s], a, (j & 1) ? u.z : u.x, (j & 1) ? u.w : u.y);
         }
       }

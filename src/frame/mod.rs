@@ -33,8 +33,24 @@
 //! `[FRAME_MAGIC + version, K, N, group_size, flags]`, flags bit 0 = has zero points,
 //! bit 1 = has act-order permutation. `group_size` is the declared one (-1 = per channel).
 //! It is produced only by [`FrameMeta::encode`] (exposed as `torch.ops.mate.frame_meta`).
+//!
+//! # Building frames (`torch.ops.mate.frame_from_*`)
+//!
+//! Checkpoint tensors become a frame in two steps: a convention (`conventions/`: GPTQ v1/v2, AWQ,
+//! compressed-tensors, vLLM-Marlin-repacked) decodes them into the canonical form
+//! (`canonical.rs`: unpacked q in frame row order, exact zeros, scales, act-order permutation),
+//! and `pack.rs` alone turns canonical columns into this layout. `builder.rs` drives the two block
+//! by block and checks the result with `guards.rs`; `build_guards.rs` and `act_order.rs` hold the
+//! rules for the inputs. `ffi.rs` is the builder's `cxx` bridge (cpp/frame_ops.cpp).
 
+pub mod act_order;
+pub mod build_guards;
+pub mod builder;
+pub mod canonical;
+pub mod conventions;
+pub mod ffi;
 pub mod guards;
+pub mod pack;
 
 use crate::error::{arg_err, ensure, Result};
 

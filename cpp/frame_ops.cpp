@@ -76,7 +76,7 @@ FrameTuple from_gptq(const at::Tensor& qweight, const at::Tensor& scales, const 
   return hand_back(std::move(f), qweight);
 }
 
-FrameTuple from_awq(const at::Tensor& qweight, const at::Tensor& scales, const at::Tensor& qzeros,
+FrameTuple from_awq(const at::Tensor& qweight, const at::Tensor& scales, const OptTensor& qzeros,
                     int64_t group_size) {
   c10::OptionalDeviceGuard g;
   if (qweight.is_cuda()) g.reset_device(qweight.device());
@@ -122,7 +122,7 @@ FrameTuple from_marlin(const at::Tensor& qweight, const at::Tensor& scales, cons
 TORCH_LIBRARY_FRAGMENT(mate, m) {
   m.def("frame_from_gptq(Tensor qweight, Tensor scales, Tensor? qzeros, Tensor? g_idx, *, "
         "int group_size, bool sym, bool desc_act, str checkpoint_format)" MATE_FRAME_RETURNS);
-  m.def("frame_from_awq(Tensor qweight, Tensor scales, Tensor qzeros, *, int group_size)" MATE_FRAME_RETURNS);
+  m.def("frame_from_awq(Tensor qweight, Tensor scales, Tensor? qzeros, *, int group_size)" MATE_FRAME_RETURNS);
   m.def("frame_from_compressed(Tensor weight_packed, Tensor weight_scale, "
         "Tensor? weight_zero_point, Tensor? weight_g_idx, *, int[] weight_shape, int group_size, "
         "bool symmetric, str? actorder=None)" MATE_FRAME_RETURNS);
@@ -138,6 +138,15 @@ TORCH_LIBRARY_IMPL(mate, CPU, m) {
 }
 
 TORCH_LIBRARY_IMPL(mate, CUDA, m) {
+  m.impl("frame_from_gptq", &from_gptq);
+  m.impl("frame_from_awq", &from_awq);
+  m.impl("frame_from_compressed", &from_compressed);
+  m.impl("frame_from_marlin", &from_marlin);
+}
+
+// Meta tensors reach Rust too, which refuses them with the rule named (frames hold data; building
+// one is load-time work, not something to trace).
+TORCH_LIBRARY_IMPL(mate, Meta, m) {
   m.impl("frame_from_gptq", &from_gptq);
   m.impl("frame_from_awq", &from_awq);
   m.impl("frame_from_compressed", &from_compressed);

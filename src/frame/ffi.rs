@@ -141,7 +141,12 @@ fn build_gptq(
 
 fn build_awq(qweight: TensorArg, scales: TensorArg, qzeros: TensorArg, group_size: i64) -> Result<BuiltFrame, String> {
     let (qw, s, z) = (take("qweight", qweight), take("scales", scales), take("qzeros", qzeros));
-    guarded(|| awq::layer(present("qweight", qw)?, present("scales", s)?, present("qzeros", z)?, group_size))
+    guarded(|| {
+        let z = z.ok_or_else(|| {
+            crate::error::arg_err("qzeros", "None", "is required: AWQ checkpoints always carry zero points")
+        })?;
+        awq::layer(present("qweight", qw)?, present("scales", s)?, z, group_size)
+    })
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -15,7 +15,7 @@ use crate::tensor::DType;
 
 /// Unpacked elements (`K * columns`) per block: bounds the builder's temporaries (a few bytes per
 /// element) to tens of MB whatever the layer's size.
-pub const BLOCK_ELEMS: i64 = 16 << 20;
+pub const BLOCK_ELEMS: i64 = 4 << 20;
 
 /// Columns per block for a K-row layer: a multiple of [`COLUMN_QUANTUM`], at least one quantum.
 pub fn block_columns(k: i64, n: i64) -> i64 {

@@ -342,3 +342,44 @@ def test_marlin_repack_matches_vllm_when_installed():
     assert torch.equal(mu.marlin_zero_points(z, K // 64, N, 4).cuda(), marlin_zero_points(z, K // 64, N))
     awq = random_awq(K, N, 64, torch.float16, "cuda", gen=gen)
     assert torch.equal(ops.awq_marlin_repack(awq.qweight, K, N, 4), marlin_repack(awq.q))
+
+
+# --- layers built in several column blocks ----------------------------------------------------
+
+BIG_K, BIG_N = 4096, 2112  # blocks of 1024, 1024 and 64 columns (src/frame/builder.rs BLOCK_ELEMS)
+
+
+@pytest.mark.parametrize("convention", ["gptq", "awq", "compressed", "marlin_gptq", "marlin_awq"])
+@pytest.mark.parametrize("device", DEVICES)
+def test_multi_block_layers(device, convention):
+    gen = gen_for(device, "big", convention)
+    dtype = torch.bfloat16
+    x = xs(device, dtype, gen, m=3, k=BIG_K)
+    if convention in ("gptq", "marlin_gptq"):
+        ck = random_gptq(BIG_K, BIG_N, 128, False, dtype, device, desc_act=True, gen=gen)
+        fr = frame_from_gptq(ck) if convention == "gptq" else frame_from_marlin(marlin_from_gptq(ck))
+        ref = reference(ck, x, None)
+    elif convention in ("awq", "marlin_awq"):
+        ck = random_awq(BIG_K, BIG_N, 64, dtype, device, gen=gen)
+        fr = frame_from_awq(ck) if convention == "awq" else frame_from_marlin(marlin_from_awq(ck))
+        ref = reference_awq(ck, x)
+    else:
+        ck = random_compressed(BIG_K, BIG_N, 32, False, dtype, device, actorder="group", gen=gen)
+        fr = frame_from_compressed(ck)
+        ref = reference_compressed(ck, x)
+    check(run_out(x, fr), ref, dtype)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_strided_checkpoint_tensors(device):
+    """Checkpoint tensors need not be contiguous (views of a larger load buffer): same frame."""
+    gen = gen_for(device, "strided")
+    ck = random_gptq(K, N, 64, False, torch.float16, device, gen=gen)
+    wide = torch.zeros(K // 8, 2 * N, dtype=torch.int32, device=device)
+    wide[:, ::2] = ck.qweight
+    sc = ck.scales.t().contiguous().t()
+    a = frame_from_gptq(ck)
+    b = mate.from_gptq(wide[:, ::2], sc, ck.qzeros, None, group_size=64, sym=False, desc_act=False,
+                       checkpoint_format="gptq_v2")
+    assert torch.equal(a.qweight, b.qweight) and torch.equal(a.scales, b.scales) and torch.equal(a.zeros, b.zeros)
+    assert b.qweight.is_contiguous() and b.scales.is_contiguous()

@@ -6,8 +6,16 @@ use mate::frame::build_guards::Input;
 use mate::frame::builder::{block_columns, build, BLOCK_ELEMS};
 use mate::frame::canonical::unpack_rows;
 use mate::frame::conventions::{gptq, marlin};
-use mate::frame::pack::COLUMN_QUANTUM;
+use mate::frame::pack::{Frame, COLUMN_QUANTUM};
+use mate::frame::unpack_qweight;
 use tch::{Device, Kind, Tensor};
+
+/// The frame's q as uint8 `[K, N]`, read with mod.rs's scalar definition of the layout.
+fn frame_q(f: &Frame) -> Tensor {
+    let (k, n) = (f.meta.k, f.meta.n);
+    let words: Vec<i32> = Vec::<i32>::try_from(f.qweight.reshape([-1])).unwrap();
+    Tensor::from_slice(&unpack_qweight(&words, k as usize, n as usize)).view([k, n])
+}
 
 fn input(name: &'static str, t: Tensor) -> Input {
     let dtype = match t.kind() {
@@ -38,15 +46,15 @@ fn block_columns_are_quanta_and_bound_the_temporaries() {
 }
 
 #[test]
-fn gptq_v2_plain_frame_keeps_the_words_across_blocks() {
-    // 4096 x 2112: blocks of 1024, 1024 and 64 columns. Frame v1 shares GPTQ v2's packing.
+fn gptq_plain_frame_holds_the_checkpoint_values_across_blocks() {
+    // 4096 x 2112: blocks of 1024, 1024 and 64 columns.
     let (k, n) = (4096i64, 2112i64);
     let qw = words(k / 8, n);
     let s = Tensor::rand([k / 128, n], (Kind::Half, Device::Cpu));
     let layer = gptq::layer(input("qweight", qw.shallow_clone()), input("scales", s.shallow_clone()), None, None, 128, true, false, gptq::Format::V2)
         .unwrap();
     let f = build(layer).unwrap();
-    assert!(f.qweight.equal(&qw));
+    assert!(frame_q(&f).equal(&unpack_rows(&qw)));
     assert!(f.scales.equal(&s));
     assert!(f.zeros.is_none() && f.perm.is_none());
     assert_eq!(f.meta.encode()[1..4], [k, n, 128]);
@@ -74,7 +82,7 @@ fn act_order_sorts_rows_stably_and_keeps_the_permutation() {
     assert_eq!(perm.kind(), Kind::Int);
     let order = gi.argsort_stable(true, 0, false);
     assert!(perm.to_kind(Kind::Int64).equal(&order));
-    assert!(unpack_rows(&f.qweight).equal(&unpack_rows(&qw).index_select(0, &order)));
+    assert!(frame_q(&f).equal(&unpack_rows(&qw).index_select(0, &order)));
     // Sorted by group: frame row k is in group k / G.
     let sorted = gi.index_select(0, &order);
     assert!(sorted.equal(&Tensor::arange(k, (Kind::Int64, Device::Cpu)).floor_divide_scalar(g)));
@@ -130,7 +138,7 @@ fn marlin_tile_map_reads_the_repack_of_a_known_tile() {
     let s = Tensor::ones([1, n], (Kind::Half, Device::Cpu));
     let layer = marlin::layer(input("qweight", qw), input("scales", s), None, None, None, -1, true, false, "").unwrap();
     let f = build(layer).unwrap();
-    let got = unpack_rows(&f.qweight);
+    let got = frame_q(&f);
     for r in 0..k {
         for c in 0..n {
             assert_eq!(got.int64_value(&[r, c]), q(r, c), "({r}, {c})");

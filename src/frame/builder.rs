@@ -7,7 +7,7 @@ use tch::{Device, Kind, Tensor};
 use super::canonical::Columns;
 use super::conventions::Layer;
 use super::guards::check_frame_tensors;
-use super::pack::{Frame, V1Writer, COLUMN_QUANTUM};
+use super::pack::{Frame, FrameWriter, COLUMN_QUANTUM};
 use crate::error::{Error, Result};
 use crate::ffi::bridge::TensorDesc;
 use crate::ffi::MAX_DIMS;
@@ -26,7 +26,7 @@ pub fn block_columns(k: i64, n: i64) -> i64 {
 pub fn build(layer: Layer) -> Result<Frame> {
     let _no_grad = tch::no_grad_guard();
     let meta = layer.meta;
-    let mut w = V1Writer::new(meta, layer.scale_kind, layer.device, layer.perm.as_ref());
+    let mut w = FrameWriter::new(meta, layer.scale_kind, layer.device, layer.perm.as_ref());
     let step = block_columns(meta.k, meta.n);
     let mut n0 = 0;
     while n0 < meta.n {

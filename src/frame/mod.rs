@@ -20,7 +20,8 @@
 //! `q[k, n]` with `n = 16s + gi + 8*(p & 1)` and `k = 64c + 16*ci + 4*j + 2*((p >> 1) & 1) + (p >> 2)`.
 //! So a lane's four words cover rows `gi, gi+8` and the 16 consecutive `k` of `[16ci, 16ci+16)`,
 //! and nibbles (0,4), (1,5), (2,6), (3,7) are the half2 registers a0..a3 (lower half = lower k).
-//! [`pack_qweight`] and [`unpack_qweight`] implement this map; nothing else does.
+//! [`pack_qweight`] and [`unpack_qweight`] implement this map; the frame builder's `pack.rs` is its
+//! tensor-op twin (on the checkpoint's device), tested word for word against [`pack_qweight`].
 //!
 //! All tensors are contiguous and on the activation's device. A symmetric frame has no `zeros`
 //! (the zero is 8 for every group); that is a property of the frame, recorded in its metadata,

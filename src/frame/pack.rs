@@ -1,17 +1,19 @@
-//! Canonical tensors -> frame tensors. The only code that knows the frame's packed layout
-//! (version 1, written down in `mod.rs`); a new frame version replaces this file and nothing else
-//! in the builder.
+//! Canonical tensors -> frame tensors. The only code of the builder that knows the frame's packed
+//! layout (the current version, written down in `mod.rs`, whose `pack_qweight` is the scalar
+//! statement of the same map); a new frame version changes this file and nothing else in the
+//! builder.
 //!
 //! The builder hands columns over in blocks (`write`), so a layer's unpacked canonical form never
-//! exists whole: peak extra memory is the frame itself plus one block.
+//! exists whole: peak extra memory is the frame itself plus one block's temporaries.
 
 use tch::{Device, Kind, Tensor};
 
 use super::canonical::Columns;
 use super::FrameMeta;
 
-/// Column blocks start and end on multiples of this (a frame v1 zero-point word spans 8 columns;
-/// 64 keeps every layout the conventions read, e.g. Marlin's 64-column tiles, aligned too).
+/// Column blocks start and end on multiples of this: a frame qweight stripe spans 16 columns and a
+/// zero-point word 8; 64 also keeps every layout the conventions read (e.g. Marlin's 64-column
+/// tiles) aligned.
 pub const COLUMN_QUANTUM: i64 = 64;
 
 /// A built frame: the tensors the GEMM op takes, and their metadata.
@@ -23,8 +25,8 @@ pub struct Frame {
     pub perm: Option<Tensor>,
 }
 
-/// Writes a version-1 frame block by block.
-pub struct V1Writer {
+/// Writes a frame of the current version, block of columns by block of columns.
+pub struct FrameWriter {
     meta: FrameMeta,
     qweight: Tensor,
     scales: Tensor,
@@ -32,37 +34,43 @@ pub struct V1Writer {
     perm: Option<Tensor>,
 }
 
-/// uint8 `[8R, C]` -> int32 `[R, C]`, nibble `j` of word `(r, c)` = row `8r + j`.
-fn pack_rows_into(out: &mut Tensor, q: &Tensor) {
+/// Frame v2 qweight of columns `[n0, n0 + n)`: uint8 `q [K, n]` -> int32 `[n/16, K/64, 128]`
+/// (stripes `n0/16 ..`). With `k = 64c + 16ci + 4j + 2b + e` and `n = 16s + 8h + gi`, nibble
+/// `p = h + 2b + 4e` of word `j` of lane `4gi + ci` in block `(s, c)` is `q[k, n]` (mod.rs).
+fn pack_qweight_block(q: &Tensor) -> Tensor {
     let (k, n) = q.size2().expect("pack: 2-D");
-    let q = q.view([k / 8, 8, n]);
-    let _ = out.zero_();
-    for j in 0..8 {
-        let part = q.select(1, j).to_kind(Kind::Int).bitwise_left_shift_tensor_scalar(4 * j);
+    // [c, ci, j, b, e, s, h, gi] -> [s, c, gi, ci, j, e, b, h]: lanes 4gi+ci, words j, nibbles (e, b, h).
+    let v = q.reshape([k / 64, 4, 4, 2, 2, n / 16, 2, 8]).permute([5, 0, 7, 1, 2, 4, 3, 6]).contiguous();
+    let v = v.view([n / 16, k / 64, 128, 8]);
+    let mut out = Tensor::zeros([n / 16, k / 64, 128], (Kind::Int, q.device()));
+    for p in 0..8 {
+        let part = v.select(3, p).to_kind(Kind::Int).bitwise_left_shift_tensor_scalar(4 * p);
         let _ = out.bitwise_or_tensor_(&part);
     }
+    out
 }
 
-/// uint8 `[R, 8C]` -> int32 `[R, C]`, nibble `j` of word `(r, c)` = column `8c + j`.
-fn pack_cols_into(out: &mut Tensor, z: &Tensor) {
+/// uint8 `[R, 8C]` -> int32 `[R, C]`, nibble `j` of word `(r, c)` = column `8c + j` (zero points).
+fn pack_cols(z: &Tensor) -> Tensor {
     let (r, n) = z.size2().expect("pack: 2-D");
     let z = z.view([r, n / 8, 8]);
-    let _ = out.zero_();
+    let mut out = Tensor::zeros([r, n / 8], (Kind::Int, z.device()));
     for j in 0..8 {
         let part = z.select(2, j).to_kind(Kind::Int).bitwise_left_shift_tensor_scalar(4 * j);
         let _ = out.bitwise_or_tensor_(&part);
     }
+    out
 }
 
-impl V1Writer {
+impl FrameWriter {
     /// Allocates the frame on `device`; `perm` (int64 `[K]`, frame row -> input column) when the
     /// frame is act-ordered.
-    pub fn new(meta: FrameMeta, scale_kind: Kind, device: Device, perm: Option<&Tensor>) -> V1Writer {
+    pub fn new(meta: FrameMeta, scale_kind: Kind, device: Device, perm: Option<&Tensor>) -> FrameWriter {
         assert_eq!(meta.has_perm, perm.is_some(), "pack: perm presence must follow the metadata");
         let (k, n, g) = (meta.k, meta.n, meta.groups());
-        V1Writer {
+        FrameWriter {
             meta,
-            qweight: Tensor::empty([k / 8, n], (Kind::Int, device)),
+            qweight: Tensor::empty([n / 16, k / 64, 128], (Kind::Int, device)),
             scales: Tensor::empty([g, n], (scale_kind, device)),
             zeros: meta.has_zeros.then(|| Tensor::empty([g, n / 8], (Kind::Int, device))),
             perm: perm.map(|p| p.to_kind(Kind::Int).contiguous()),
@@ -74,15 +82,10 @@ impl V1Writer {
         let n = cols.q.size()[1];
         assert!(n0 % COLUMN_QUANTUM == 0 && n % COLUMN_QUANTUM == 0 && n0 + n <= self.meta.n);
         assert_eq!(self.meta.has_zeros, cols.zeros.is_some(), "pack: zero presence must follow the metadata");
-        // Packing into a strided column slice of the frame, through a contiguous block.
-        let mut block = Tensor::empty([self.meta.k / 8, n], (Kind::Int, self.qweight.device()));
-        pack_rows_into(&mut block, &cols.q);
-        self.qweight.narrow(1, n0, n).copy_(&block);
+        self.qweight.narrow(0, n0 / 16, n / 16).copy_(&pack_qweight_block(&cols.q));
         self.scales.narrow(1, n0, n).copy_(&cols.scales);
         if let (Some(zeros), Some(z)) = (self.zeros.as_mut(), cols.zeros.as_ref()) {
-            let mut zblock = Tensor::empty([self.meta.groups(), n / 8], (Kind::Int, z.device()));
-            pack_cols_into(&mut zblock, z);
-            zeros.narrow(1, n0 / 8, n / 8).copy_(&zblock);
+            zeros.narrow(1, n0 / 8, n / 8).copy_(&pack_cols(z));
         }
     }
 
@@ -94,29 +97,28 @@ impl V1Writer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::frame::canonical::{unpack_cols, unpack_rows, SEQUENTIAL};
+    use crate::frame::canonical::{unpack_cols, SEQUENTIAL};
 
     #[test]
-    fn pack_round_trips_with_the_documented_readers() {
-        let meta = FrameMeta::new(128, 128, 64, true, false).unwrap();
-        let q = Tensor::randint(16, [128, 128], (Kind::Int64, Device::Cpu)).to_kind(Kind::Uint8);
-        let z = Tensor::randint(16, [2, 128], (Kind::Int64, Device::Cpu)).to_kind(Kind::Uint8);
-        let s = Tensor::rand([2, 128], (Kind::Half, Device::Cpu));
-        let mut w = V1Writer::new(meta, Kind::Half, Device::Cpu, None);
+    fn pack_agrees_with_the_layout_definition_across_blocks() {
+        let (k, n) = (128i64, 128i64);
+        let meta = FrameMeta::new(k, n, 64, true, false).unwrap();
+        let q = Tensor::randint(16, [k, n], (Kind::Int64, Device::Cpu)).to_kind(Kind::Uint8);
+        let z = Tensor::randint(16, [2, n], (Kind::Int64, Device::Cpu)).to_kind(Kind::Uint8);
+        let s = Tensor::rand([2, n], (Kind::Half, Device::Cpu));
+        let mut w = FrameWriter::new(meta, Kind::Half, Device::Cpu, None);
         // Two blocks, written out of order.
         for n0 in [64i64, 0] {
-            let cols = Columns {
-                q: q.narrow(1, n0, 64),
-                zeros: Some(z.narrow(1, n0, 64)),
-                scales: s.narrow(1, n0, 64),
-            };
+            let cols = Columns { q: q.narrow(1, n0, 64), zeros: Some(z.narrow(1, n0, 64)), scales: s.narrow(1, n0, 64) };
             w.write(n0, &cols);
         }
         let f = w.finish();
-        assert!(unpack_rows(&f.qweight).equal(&q));
+        // The words are exactly mod.rs's scalar pack_qweight of q.
+        let qv: Vec<u8> = Vec::<u8>::try_from(q.reshape([-1])).unwrap();
+        let want = crate::frame::pack_qweight(&qv, k as usize, n as usize);
+        let got: Vec<i32> = Vec::<i32>::try_from(f.qweight.reshape([-1])).unwrap();
+        assert_eq!(got, want);
         assert!(unpack_cols(f.zeros.as_ref().unwrap(), &SEQUENTIAL).equal(&z));
         assert!(f.scales.equal(&s));
-        // A top nibble of 15 sets the sign bit; the word still reads back.
-        assert_eq!(f.qweight.kind(), Kind::Int);
     }
 }

@@ -73,8 +73,8 @@ def test_gptq(device, dtype, group_size, sym, desc_act, fmt):
 @pytest.mark.parametrize("group_size,sym,desc_act", [(128, False, True), (64, True, False), (-1, False, False), (32, True, True)])
 @pytest.mark.parametrize("device", DEVICES)
 def test_gptq_v2_builder_equals_the_pre_builder_frame(device, group_size, sym, desc_act):
-    """Frame v1 shares GPTQ v2's packing: the builder's tensors are bit-identical to the
-    test-side construction the suite used before it existed."""
+    """The builder's tensors are bit-identical to the test-side construction the suite used
+    before it existed (checkpoints.pack_frame_v2, written from the layout in src/frame/mod.rs)."""
     ck = random_gptq(K, N, group_size, sym, torch.float16, device, desc_act=desc_act, gen=gen_for(device, 1))
     a, b = frame_from_gptq(ck), frame_from_gptq_python(ck)
     assert a.meta == b.meta

@@ -34,20 +34,27 @@ pub struct FrameWriter {
     perm: Option<Tensor>,
 }
 
-/// Frame v2 qweight of columns `[n0, n0 + n)`: uint8 `q [K, n]` -> int32 `[n/16, K/64, 128]`
-/// (stripes `n0/16 ..`). With `k = 64c + 16ci + 4j + 2b + e` and `n = 16s + 8h + gi`, nibble
-/// `p = h + 2b + 4e` of word `j` of lane `4gi + ci` in block `(s, c)` is `q[k, n]` (mod.rs).
-fn pack_qweight_block(q: &Tensor) -> Tensor {
+/// Frame v2 qweight of columns `[n0, n0 + n)`: uint8 `q [K, n]` -> int32 words written into `dst`
+/// (the frame's stripes `n0/16 ..`, `[n/16, K/64, 128]`). With `k = 64c + 16ci + 4j + 2b + e` and
+/// `n = 16s + 8h + gi`, nibble `p = h + 2b + 4e` of word `j` of lane `4gi + ci` in block `(s, c)` is
+/// `q[k, n]` (mod.rs). The words are assembled in `q`'s own order (8 strided nibble planes), and
+/// only the 8x smaller word tensor is permuted into place.
+fn pack_qweight_block(dst: &mut Tensor, q: &Tensor) {
     let (k, n) = q.size2().expect("pack: 2-D");
-    // [c, ci, j, b, e, s, h, gi] -> [s, c, gi, ci, j, e, b, h]: lanes 4gi+ci, words j, nibbles (e, b, h).
-    let v = q.reshape([k / 64, 4, 4, 2, 2, n / 16, 2, 8]).permute([5, 0, 7, 1, 2, 4, 3, 6]).contiguous();
-    let v = v.view([n / 16, k / 64, 128, 8]);
-    let mut out = Tensor::zeros([n / 16, k / 64, 128], (Kind::Int, q.device()));
-    for p in 0..8 {
-        let part = v.select(3, p).to_kind(Kind::Int).bitwise_left_shift_tensor_scalar(4 * p);
-        let _ = out.bitwise_or_tensor_(&part);
+    let v = q.reshape([k / 64, 4, 4, 2, 2, n / 16, 2, 8]); // c ci j b e s h gi
+    let mut words = Tensor::zeros([k / 64, 4, 4, n / 16, 8], (Kind::Int, q.device())); // c ci j s gi
+    for e in 0..2 {
+        for b in 0..2 {
+            for h in 0..2 {
+                let p = h + 2 * b + 4 * e;
+                let plane = v.select(6, h).select(4, e).select(3, b);
+                let part = plane.to_kind(Kind::Int).bitwise_left_shift_tensor_scalar(4 * p);
+                let _ = words.bitwise_or_tensor_(&part);
+            }
+        }
     }
-    out
+    // [c, ci, j, s, gi] -> [s, c, gi, ci, j] = [n/16, K/64, lane = 4gi + ci, j].
+    dst.view([n / 16, k / 64, 8, 4, 4]).copy_(&words.permute([3, 0, 4, 1, 2]));
 }
 
 /// uint8 `[R, 8C]` -> int32 `[R, C]`, nibble `j` of word `(r, c)` = column `8c + j` (zero points).
@@ -82,7 +89,7 @@ impl FrameWriter {
         let n = cols.q.size()[1];
         assert!(n0 % COLUMN_QUANTUM == 0 && n % COLUMN_QUANTUM == 0 && n0 + n <= self.meta.n);
         assert_eq!(self.meta.has_zeros, cols.zeros.is_some(), "pack: zero presence must follow the metadata");
-        self.qweight.narrow(0, n0 / 16, n / 16).copy_(&pack_qweight_block(&cols.q));
+        pack_qweight_block(&mut self.qweight.narrow(0, n0 / 16, n / 16), &cols.q);
         self.scales.narrow(1, n0, n).copy_(&cols.scales);
         if let (Some(zeros), Some(z)) = (self.zeros.as_mut(), cols.zeros.as_ref()) {
             zeros.narrow(1, n0 / 8, n / 8).copy_(&pack_cols(z));

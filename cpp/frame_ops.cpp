@@ -144,6 +144,14 @@ TORCH_LIBRARY_IMPL(mate, CUDA, m) {
   m.impl("frame_from_marlin", &from_marlin);
 }
 
+// Not differentiable: autograd falls through (no grad_fn on the frame, even from Parameters).
+TORCH_LIBRARY_IMPL(mate, Autograd, m) {
+  m.impl("frame_from_gptq", torch::CppFunction::makeFallthrough());
+  m.impl("frame_from_awq", torch::CppFunction::makeFallthrough());
+  m.impl("frame_from_compressed", torch::CppFunction::makeFallthrough());
+  m.impl("frame_from_marlin", torch::CppFunction::makeFallthrough());
+}
+
 // Meta tensors reach Rust too, which refuses them with the rule named (frames hold data; building
 // one is load-time work, not something to trace).
 TORCH_LIBRARY_IMPL(mate, Meta, m) {

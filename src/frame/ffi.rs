@@ -107,7 +107,12 @@ fn hand_over(f: Frame) -> BuiltFrame {
 }
 
 fn guarded(f: impl FnOnce() -> Result<Layer, Error>) -> Result<BuiltFrame, String> {
-    let run = || -> Result<BuiltFrame, Error> { Ok(hand_over(build(f()?)?)) };
+    let run = || -> Result<BuiltFrame, Error> {
+        // Load-time work on plain data: never recorded by autograd (loader tensors are often
+        // Parameters), whatever the caller's grad mode.
+        let _no_grad = tch::no_grad_guard();
+        Ok(hand_over(build(f()?)?))
+    };
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
         Ok(r) => r.map_err(|e| e.to_string()),
         Err(p) => {

@@ -383,3 +383,44 @@ def test_strided_checkpoint_tensors(device):
                        checkpoint_format="gptq_v2")
     assert torch.equal(a.qweight, b.qweight) and torch.equal(a.scales, b.scales) and torch.equal(a.zeros, b.zeros)
     assert b.qweight.is_contiguous() and b.scales.is_contiguous()
+
+
+def test_parameters_with_grad_build_a_frame_without_history():
+    """Loader tensors are often nn.Parameters; the frame carries no autograd history."""
+    ck = random_gptq(K, N, 64, False, torch.float16, "cpu", gen=torch.Generator().manual_seed(9))
+    scales = torch.nn.Parameter(ck.scales.clone(), requires_grad=True)
+    fr = mate.from_gptq(torch.nn.Parameter(ck.qweight, requires_grad=False), scales, ck.qzeros, None, group_size=64,
+                        sym=False, desc_act=False, checkpoint_format="gptq_v2")
+    assert not fr.scales.requires_grad and fr.scales.grad_fn is None
+    assert torch.equal(fr.scales, ck.scales)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("convention", ["gptq_act", "awq", "compressed_act", "marlin_gptq_act"])
+def test_cuda_and_cpu_builds_are_bit_identical(convention):
+    """The builder runs on the tensors' device; both devices produce the same frame."""
+    gen = torch.Generator().manual_seed(21)
+    if convention == "gptq_act":
+        ck = random_gptq(1024, 640, 128, False, torch.bfloat16, "cpu", desc_act=True, gen=gen)
+        build = lambda c: frame_from_gptq(c)  # noqa: E731
+    elif convention == "awq":
+        ck = random_awq(1024, 640, 64, torch.float16, "cpu", gen=gen)
+        build = lambda c: frame_from_awq(c)  # noqa: E731
+    elif convention == "compressed_act":
+        ck = random_compressed(1024, 640, 32, False, torch.float16, "cpu", actorder="group", gen=gen)
+        build = lambda c: frame_from_compressed(c)  # noqa: E731
+    else:
+        ck = marlin_from_gptq(random_gptq(1024, 640, 64, False, torch.float16, "cpu", desc_act=True, gen=gen))
+        build = lambda c: frame_from_marlin(c)  # noqa: E731
+    import copy
+    import dataclasses
+
+    on_gpu = copy.copy(ck)
+    for f in dataclasses.fields(ck):
+        v = getattr(ck, f.name)
+        if isinstance(v, torch.Tensor) and f.name != "weight_shape":
+            setattr(on_gpu, f.name, v.cuda())
+    a, b = build(ck), build(on_gpu)
+    assert b.qweight.is_cuda and a.meta == b.meta
+    for t, u in [(a.qweight, b.qweight), (a.scales, b.scales), (a.zeros, b.zeros), (a.perm, b.perm)]:
+        assert (t is None) == (u is None) and (t is None or torch.equal(t, u.cpu()))

@@ -4,6 +4,7 @@ gate_up, down) built from GPTQ checkpoint tensors, on the CPU or a CUDA device. 
 projection and for the layer, the build time and the peak extra memory against the packed
 checkpoint bytes (qweight + scales + qzeros; target: peak extra <= 2x).
 
+Each config builds the whole layer --rounds times (median time reported, every round kept).
 Peak extra memory is measured around each build, with the earlier frames still held (as a loader
 holds them): on CUDA, torch.cuda.max_memory_allocated() minus the allocated bytes before; on the
 CPU, the process's peak resident set (VmHWM, reset through /proc/self/clear_refs) minus the
@@ -87,29 +88,40 @@ def packed_bytes(ck, sym):
     return sum(x.numel() * x.element_size() for x in t)
 
 
-def run(device: str, group: int, sym: bool, desc_act: bool):
+def run(device: str, group: int, sym: bool, desc_act: bool, rounds: int):
     import mate
 
     dev = torch.device(device)
     mem = CudaMem(dev) if dev.type == "cuda" else CpuMem()
     gen = torch.Generator(dev).manual_seed(0)
-    # All four checkpoints first (the loader holds them), then the frames one by one.
+    # All four checkpoints first (the loader holds them), then the frames one by one. Each round
+    # builds the whole layer again (the previous round's frames dropped first); a projection's
+    # time is the median over rounds (all kept), its peak extra memory the largest.
     cks = {name: checkpoint(K, N, group, sym, desc_act, dev, gen) for name, (K, N) in SHAPES.items()}
-    frames, rows = [], []
+    times = {name: [] for name in SHAPES}
+    peaks = {name: [] for name in SHAPES}
+    for _ in range(rounds):
+        frames = []
+        for name, (K, N) in SHAPES.items():
+            ck = cks[name]
+            mem.start()
+            t0 = time.perf_counter()
+            fr = mate.from_gptq(ck["qweight"], ck["scales"], ck["qzeros"], ck["g_idx"], group_size=group, sym=sym,
+                                desc_act=desc_act, checkpoint_format="gptq_v2")
+            if dev.type == "cuda":
+                torch.cuda.synchronize(dev)
+            times[name].append(time.perf_counter() - t0)
+            peaks[name].append(mem.peak_extra())
+            frames.append(fr)
+        del frames, fr
+        gc.collect()
+    rows = []
     for name, (K, N) in SHAPES.items():
-        ck = cks[name]
-        mem.start()
-        t0 = time.perf_counter()
-        fr = mate.from_gptq(ck["qweight"], ck["scales"], ck["qzeros"], ck["g_idx"], group_size=group, sym=sym,
-                            desc_act=desc_act, checkpoint_format="gptq_v2")
-        if dev.type == "cuda":
-            torch.cuda.synchronize(dev)
-        dt = time.perf_counter() - t0
-        extra = mem.peak_extra()
-        frames.append(fr)
-        pb = packed_bytes(ck, sym)
-        rows.append(dict(projection=name, K=K, N=N, packed_bytes=pb, seconds=dt, peak_extra_bytes=extra,
-                         peak_extra_over_packed=extra / pb))
+        pb = packed_bytes(cks[name], sym)
+        ts = sorted(times[name])
+        extra = max(peaks[name])
+        rows.append(dict(projection=name, K=K, N=N, packed_bytes=pb, seconds=ts[len(ts) // 2], seconds_all=times[name],
+                         peak_extra_bytes=extra, peak_extra_over_packed=extra / pb))
     total_pb = sum(r["packed_bytes"] for r in rows)
     return dict(
         config=dict(group_size=group, sym=sym, desc_act=desc_act, checkpoint_format="gptq_v2", scales="float16"),
@@ -125,6 +137,7 @@ def main():
     ap.add_argument("--json", required=True, help="where to write the results")
     ap.add_argument("--library", help="path of libmate.so (default: the package's search)")
     ap.add_argument("--configs", default="g128-sym,g128-asym-act", help="comma list of gGROUP-(sym|asym)[-act]")
+    ap.add_argument("--rounds", type=int, default=3, help="builds of the whole layer per config (median time)")
     args = ap.parse_args()
     if args.library:
         os.environ["MATE_LIBRARY"] = args.library
@@ -134,7 +147,7 @@ def main():
     for c in args.configs.split(","):
         parts = c.split("-")
         group = int(parts[0][1:])
-        r = run(args.device, group, parts[1] == "sym", "act" in parts[2:])
+        r = run(args.device, group, parts[1] == "sym", "act" in parts[2:], args.rounds)
         r["name"] = c
         results.append(r)
         gc.collect()
@@ -153,9 +166,11 @@ def main():
         torch=torch.__version__,
         commit=commit,
         date=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        method=("peak extra = torch.cuda.max_memory_allocated - allocated before (CUDA) or VmHWM (reset via "
-                "/proc/self/clear_refs) - VmRSS before (CPU), per projection with earlier frames held; the frame "
-                "itself counts as extra"),
+        method=("per projection, earlier frames of the layer held; time = median over rounds of whole-layer builds "
+                "(seconds_all keeps every round); peak extra = max over rounds of torch.cuda.max_memory_allocated - "
+                "allocated before (CUDA) or VmHWM (reset via /proc/self/clear_refs) - VmRSS before (CPU); the frame "
+                "itself counts as extra. CPU caveat: on a VM whose memory is not yet backed by the host, first "
+                "touches of fresh pages can make a round 20-50x slower; see seconds_all"),
         results=results,
     )
     Path(args.json).write_text(json.dumps(out, indent=2) + "\n")

@@ -95,7 +95,7 @@ fn generate_variants(out_dir: &Path) {
 }
 
 fn main() {
-    for p in ["build.rs", "CMakeLists.txt", "cpp", "kernels", "src/ffi.rs"] {
+    for p in ["build.rs", "CMakeLists.txt", "cpp", "kernels", "src/ffi.rs", "src/frame/ffi.rs"] {
         println!("cargo:rerun-if-changed={p}");
     }
     println!("cargo:rerun-if-env-changed=MATE_PYTHON");
@@ -103,7 +103,7 @@ fn main() {
     let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
     generate_variants(&out_dir);
 
-    cxx_build::bridge("src/ffi.rs").std("c++17").flag_if_supported("-O2").compile("mate_bridge");
+    cxx_build::bridges(["src/ffi.rs", "src/frame/ffi.rs"]).std("c++17").flag_if_supported("-O2").compile("mate_bridge");
 
     let torch = py(
         "import torch, os; from torch.utils.cpp_extension import include_paths, library_paths; \

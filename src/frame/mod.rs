@@ -20,7 +20,8 @@
 //! `q[k, n]` with `n = 16s + gi + 8*(p & 1)` and `k = 64c + 16*ci + 4*j + 2*((p >> 1) & 1) + (p >> 2)`.
 //! So a lane's four words cover rows `gi, gi+8` and the 16 consecutive `k` of `[16ci, 16ci+16)`,
 //! and nibbles (0,4), (1,5), (2,6), (3,7) are the half2 registers a0..a3 (lower half = lower k).
-//! [`pack_qweight`] and [`unpack_qweight`] implement this map; nothing else does.
+//! [`pack_qweight`] and [`unpack_qweight`] implement this map; the frame builder's `pack.rs` is its
+//! tensor-op twin (on the checkpoint's device), tested word for word against [`pack_qweight`].
 //!
 //! All tensors are contiguous and on the activation's device. A symmetric frame has no `zeros`
 //! (the zero is 8 for every group); that is a property of the frame, recorded in its metadata,
@@ -33,8 +34,24 @@
 //! `[FRAME_MAGIC + version, K, N, group_size, flags]`, flags bit 0 = has zero points,
 //! bit 1 = has act-order permutation. `group_size` is the declared one (-1 = per channel).
 //! It is produced only by [`FrameMeta::encode`] (exposed as `torch.ops.mate.frame_meta`).
+//!
+//! # Building frames (`torch.ops.mate.frame_from_*`)
+//!
+//! Checkpoint tensors become a frame in two steps: a convention (`conventions/`: GPTQ v1/v2, AWQ,
+//! compressed-tensors, vLLM-Marlin-repacked) decodes them into the canonical form
+//! (`canonical.rs`: unpacked q in frame row order, exact zeros, scales, act-order permutation),
+//! and `pack.rs` alone turns canonical columns into this layout. `builder.rs` drives the two block
+//! by block and checks the result with `guards.rs`; `build_guards.rs` and `act_order.rs` hold the
+//! rules for the inputs. `ffi.rs` is the builder's `cxx` bridge (cpp/frame_ops.cpp).
 
+pub mod act_order;
+pub mod build_guards;
+pub mod builder;
+pub mod canonical;
+pub mod conventions;
+pub mod ffi;
 pub mod guards;
+pub mod pack;
 
 use crate::error::{arg_err, ensure, Result};
 

@@ -6,7 +6,9 @@ Importing this package loads the native library, which registers:
   group_size=-1, num_sms=None, workspace=None) -> Tensor`` and its ``.out`` overload
   (keyword ``out=``), for CPU and CUDA tensors, with Meta kernels for torch.compile;
 * ``torch.ops.mate.w4a16_workspace_size(x, frame_meta, num_sms=None) -> int``;
-* ``torch.ops.mate.frame_meta(K, N, group_size, has_zeros, has_perm) -> list[int]``.
+* ``torch.ops.mate.frame_meta(K, N, group_size, has_zeros, has_perm) -> list[int]``;
+* ``torch.ops.mate.frame_from_{gptq,awq,compressed,marlin}(...)``: checkpoint tensors -> a frame
+  (``mate.frame``: ``from_gptq`` ... return a :class:`Frame` to pass to the GEMM).
 
 A serving process can skip this package and call ``torch.ops.load_library(path)`` itself.
 The frame layout is defined in ``src/frame/mod.rs``.
@@ -19,7 +21,7 @@ from pathlib import Path
 
 import torch
 
-__all__ = ["library_path", "load", "frame_meta"]
+__all__ = ["library_path", "load", "frame_meta", "Frame", "from_gptq", "from_awq", "from_compressed", "from_marlin"]
 
 _LIB_NAME = "libmate.so"
 _loaded: Path | None = None
@@ -65,3 +67,6 @@ def frame_meta(K: int, N: int, group_size: int, has_zeros: bool, has_perm: bool)
 
 
 load(os.environ.get("MATE_LIBRARY"))
+
+from . import frame  # noqa: E402
+from .frame import Frame, from_awq, from_compressed, from_gptq, from_marlin  # noqa: E402

@@ -83,6 +83,7 @@ for tool in $TOOLS; do
 done
 
 # Summary: one line per tool, and the JSON report.
+# shellcheck disable=SC2086  # TOOLS is a word list
 "$PYTHON" - "$LOGS" "$REPORT" "$ERROR_RC" $TOOLS <<'PY'
 import json, re, sys
 from pathlib import Path

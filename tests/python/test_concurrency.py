@@ -267,6 +267,7 @@ def test_graph_capture_beside_eager_thread(prepared, capsys):
                     x_a.copy_(a.x_alt)  # replay reads the new input in place
                 out_a.fill_(float("nan"))
                 out_c.fill_(float("nan"))
+                y_a.fill_(float("nan"))  # the graph's own output, rewritten by each replay
                 g.replay()
             sa.synchronize()
             replays += 1

@@ -1,0 +1,150 @@
+"""CPU checks of the reliability scripts, so CI catches breakage before a GPU run does:
+scripts/sanitize.sh parses (bash -n) and its plumbing works end to end with a stand-in
+compute-sanitizer; scripts/sanitize_driver.py compiles, runs its sweep through the CPU op, and
+fails on a wrong result."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import py_compile
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import mate
+
+ROOT = Path(__file__).resolve().parents[2]
+SANITIZE = ROOT / "scripts" / "sanitize.sh"
+DRIVER = ROOT / "scripts" / "sanitize_driver.py"
+TOOLS = ["memcheck", "racecheck", "initcheck", "synccheck"]
+
+# Stands in for compute-sanitizer: records its arguments and environment, runs the program, and
+# writes a log like the real one (FAKE_ERRORS reports; FAKE_UNSUPPORTED: no summary at all).
+FAKE_SANITIZER = r"""#!/usr/bin/env bash
+if [[ "$1" == --help || "$1" == --version ]]; then echo "fake compute-sanitizer"; exit 0; fi
+log=/dev/null; ecode=0
+while [[ "$1" == --* ]]; do
+  case "$1" in --log-file) log=$2 ;; --error-exitcode) ecode=$2 ;; esac
+  echo "$1 $2" >> "$FAKE_RECORD"; shift 2
+done
+echo "env PYTORCH_NO_CUDA_MEMORY_CACHING=${PYTORCH_NO_CUDA_MEMORY_CACHING:-unset}" >> "$FAKE_RECORD"
+if [[ -n "${FAKE_UNSUPPORTED:-}" ]]; then echo "========= Error: Device not supported" > "$log"; exit 1; fi
+"$@"; rc=$?
+n=${FAKE_ERRORS:-0}
+{ for ((i = 0; i < n; i++)); do echo "========= Invalid __global__ read of size 4 bytes"; done
+  echo "========= ERROR SUMMARY: $n errors"; } > "$log"
+if (( n > 0 )); then exit "$ecode"; fi
+exit $rc
+"""
+
+
+def test_sanitize_sh_parses():
+    r = subprocess.run(["bash", "-n", str(SANITIZE)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert os.access(SANITIZE, os.X_OK), "scripts/sanitize.sh is not executable"
+
+
+@pytest.mark.skipif(shutil.which("shellcheck") is None, reason="shellcheck not installed")
+def test_sanitize_sh_shellcheck():
+    r = subprocess.run(["shellcheck", "-S", "warning", str(SANITIZE)], capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_driver_compiles(tmp_path):
+    py_compile.compile(str(DRIVER), cfile=str(tmp_path / "driver.pyc"), doraise=True)
+
+
+def _env(**kw):
+    env = dict(os.environ, MATE_LIBRARY=str(mate.load()), PYTHON=sys.executable)
+    env.update({k: str(v) for k, v in kw.items()})
+    return env
+
+
+def test_driver_smoke_on_cpu(tmp_path):
+    out = tmp_path / "d.json"
+    r = subprocess.run(
+        [sys.executable, str(DRIVER), "--device", "cpu", "--limit", "8", "--json", str(out)],
+        env=_env(), capture_output=True, text=True, timeout=300,
+    )
+    assert r.returncode == 0, r.stdout + r.stderr
+    d = json.loads(out.read_text())
+    assert d["ok"] and d["cases"] == 8 and d["op_calls"] == 16 and d["wrong_results"] == 0, d
+    assert d["variants"] == [None]
+
+
+def _load_driver():
+    spec = importlib.util.spec_from_file_location("sanitize_driver_under_test", DRIVER)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_driver_sweep_covers_the_brief():
+    d = _load_driver()
+    cases = d.build_cases()
+    Ms = {int(__import__("math").prod(c[0])) for c in cases}
+    assert {1, 3, 17, 33, 100, 255, 0} <= Ms, Ms
+    assert {c[3] for c in cases} == {-1, 32, 64, 128}
+    assert {c[4] for c in cases} == {True, False} and {c[6] for c in cases} == {True, False}
+    assert {c[7] for c in cases} == {True, False} and len({c[5] for c in cases}) == 2
+    assert any(c[8] for c in cases) and any(len(c[0]) == 2 for c in cases)
+    assert len({(c[1], c[2]) for c in cases}) >= 4
+
+
+def test_driver_fails_on_a_wrong_result(monkeypatch, capsys):
+    d = _load_driver()
+    real = d.reference
+    monkeypatch.setattr(d, "reference", lambda ck, x, b: real(ck, x, b) * 1.02)
+    assert d.main(["--device", "cpu", "--limit", "3"]) == 1
+    assert "off the float64 reference" in capsys.readouterr().err
+
+
+def _sanitize(tmp_path, **env):
+    fake = tmp_path / "compute-sanitizer"
+    fake.write_text(FAKE_SANITIZER)
+    fake.chmod(0o755)
+    record = tmp_path / "record.txt"
+    report = tmp_path / "out" / "sanitize.json"
+    r = subprocess.run(
+        ["bash", str(SANITIZE), str(report)],
+        env=_env(COMPUTE_SANITIZER=fake, FAKE_RECORD=record, MATE_SANITIZE_DRIVER_ARGS="--device cpu --limit 2", **env),
+        capture_output=True, text=True, timeout=600,
+    )
+    rep = json.loads(report.read_text()) if report.exists() else None
+    return r, rep, record.read_text() if record.exists() else ""
+
+
+def test_sanitize_sh_clean_run(tmp_path):
+    r, rep, record = _sanitize(tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert rep["ok"] and rep["runs"] == 4 and rep["errors_reported"] == 0
+    assert list(rep["tools"]) == TOOLS
+    for t in TOOLS:
+        assert f"--tool {t}" in record
+        e = rep["tools"][t]
+        assert e["ok"] and e["errors_reported"] == 0 and e["driver"]["op_calls"] == 4, (t, e)
+        assert any(line.startswith(t) and "errors reported 0" in line for line in r.stdout.splitlines()), r.stdout
+    assert "--error-exitcode 86" in record and "--print-limit 100" in record
+    assert "env PYTORCH_NO_CUDA_MEMORY_CACHING=1" in record
+
+
+def test_sanitize_sh_counts_reported_errors(tmp_path):
+    r, rep, _ = _sanitize(tmp_path, FAKE_ERRORS=3, MATE_SANITIZE_TOOLS="memcheck racecheck")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert not rep["ok"] and rep["runs"] == 2 and rep["errors_reported"] == 6
+    m = rep["tools"]["memcheck"]
+    assert m["errors_reported"] == 3 and m["exit_status"] == 86 and not m["ok"]
+    assert m["first_reports"][0].startswith("Invalid __global__ read"), m["first_reports"]
+
+
+def test_sanitize_sh_fails_when_the_sanitizer_cannot_run(tmp_path):
+    r, rep, _ = _sanitize(tmp_path, FAKE_UNSUPPORTED=1, MATE_SANITIZE_TOOLS="initcheck")
+    assert r.returncode == 1, r.stdout + r.stderr
+    e = rep["tools"]["initcheck"]
+    assert not rep["ok"] and e["errors_reported"] is None
+    assert any("did not finish" in p for p in e["problems"]) and any("no summary" in p for p in e["problems"])

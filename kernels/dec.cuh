@@ -24,6 +24,26 @@ __device__ __forceinline__ uint4 ld_stream(const uint4* p) {
   return v;
 }
 
+// Ampere-style async copies (sm_80+): each lane copies, then later reads, only its own bytes, so a
+// warp's ring needs no barrier: cp.async.wait_group orders a lane's copies before its reads.
+__device__ __forceinline__ void cp_async_cg16(void* smem, const void* gmem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(s), "l"(gmem));
+}
+__device__ __forceinline__ void cp_async_ca16(void* smem, const void* gmem, bool pred) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;" ::"r"(s), "l"(gmem), "r"(pred ? 16 : 0));
+}
+__device__ __forceinline__ void cp_async_ca4(void* smem, const void* gmem) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(s), "l"(gmem));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(N));
+}
+
 __device__ __forceinline__ uint32_t lop_or(uint32_t w, uint32_t mask, uint32_t magic) {
   uint32_t r;  // (w & mask) | magic in one LOP3
   asm("lop3.b32 %0, %1, %2, %3, 0xea;" : "=r"(r) : "r"(w), "r"(mask), "r"(magic));
@@ -135,9 +155,18 @@ __device__ __forceinline__ void mma<__nv_bfloat16>(float c[4], const uint32_t a[
 
 }  // namespace dec
 
+// Bytes of one ring stage of one warp (dynamic smem = WK * P * this). Mirrored by
+// Variant::dynamic_smem in src/plan/variants.rs.
+template <int TM, int TN, bool kZeros>
+__host__ __device__ constexpr int dec_stage_bytes() {
+  return (TN / 16) * 512 + (TM / 8) * 1024 + (TN / 16) * 256 + (kZeros ? (TN / 16) * 256 : 0);
+}
+
 // Persistent and balanced: the (stripe group, K chunk) units are flattened stripe-major, which in
 // frame v2 is also address order, and each of the grid's total_warps warps streams one contiguous
 // range of them, so every SM streams from the first cycle to the last with no per-tile ramp.
+// Each warp keeps P-1 units in flight in its own shared-memory ring (cp.async: the bytes in flight
+// cost no registers): weights, its activation slice, scales and zero points.
 // A warp flushes its accumulators whenever its range leaves a stripe group:
 //  - kSplit == false: ranges are whole stripe groups (its own instantiation: no workspace, no
 //    atomics); the flush writes the output.
@@ -151,12 +180,13 @@ __device__ __forceinline__ void mma<__nv_bfloat16>(float c[4], const uint32_t a[
 //   splits a chunk): weights are dequantized and scaled before the MMA (Deq<T>).
 //
 // TM tokens (MT = TM/8 token tiles, M <= TM); TN features per unit (NS = TN/16 stripes, sharing
-// the activation loads); WK warps per CTA; P units in flight per warp.
+// the activation loads); WK warps per CTA; P ring stages per warp.
 template <typename T, bool kZeros, int TM, int TN, int WK, int P, bool kSplit, bool kPre>
 __device__ __forceinline__ void dec_body(const GemmParams& p) {
   using namespace dec;
   constexpr int MT = TM / 8, NS = TN / 16;
-  static_assert(MT * 8 == TM && NS * 16 == TN && WK >= 1 && P >= 1, "bad dec tile");
+  static_assert(MT * 8 == TM && NS * 16 == TN && WK >= 1 && P >= 2, "bad dec tile");
+  constexpr int kStage = dec_stage_bytes<TM, TN, kZeros>();
   const int lane = threadIdx.x & 31;
   const int g = lane >> 2, c = lane & 3;
   const int C = p.K >> 6;  // K chunks of 64
@@ -179,7 +209,20 @@ __device__ __forceinline__ void dec_body(const GemmParams& p) {
   const int cpg = p.group_size >> 6;  // chunks per group (post-scale path)
   const uint4* __restrict__ wq = reinterpret_cast<const uint4*>(p.qweight);
   const T* __restrict__ x = static_cast<const T*>(p.x);
-  const unsigned short* __restrict__ sc = static_cast<const unsigned short*>(p.scales);
+  const T* __restrict__ sc = static_cast<const T*>(p.scales);
+
+  extern __shared__ __align__(16) unsigned char dec_smem[];
+  unsigned char* ring = dec_smem + (threadIdx.x >> 5) * (P * kStage);
+  auto st_w = [&](int i, int s) { return reinterpret_cast<uint4*>(ring + i * kStage) + s * 32 + lane; };
+  auto st_x = [&](int i, int t, int h) {
+    return reinterpret_cast<uint4*>(ring + i * kStage + NS * 512) + (t * 2 + h) * 32 + lane;
+  };
+  auto st_s = [&](int i, int s, int h) {
+    return reinterpret_cast<uint32_t*>(ring + i * kStage + NS * 512 + MT * 1024) + (s * 2 + h) * 32 + lane;
+  };
+  auto st_z = [&](int i, int s, int h) {
+    return reinterpret_cast<uint32_t*>(ring + i * kStage + NS * 768 + MT * 1024) + (s * 2 + h) * 32 + lane;
+  };
 
   float acc[MT][NS][4];  // kPre: the output sums; else: the current group's raw sums
   float tot[MT][NS][4];  // post-scale output sums
@@ -191,95 +234,87 @@ __device__ __forceinline__ void dec_body(const GemmParams& p) {
   };
   zero(acc);
   zero(tot);
-  {
-    float* f = &xs[0][0];
-#pragma unroll
-    for (int i = 0; i < MT * 4; ++i) f[i] = 0.f;
-  }
-
-  uint4 wbuf[P][NS];
-  int kbuf[P];  // the slot's first activation column for this lane
-  unsigned short sbuf[P][NS][2];
-  uint32_t zbuf[P][NS][2];
+  zero(xs);
 
   int sg_ld = static_cast<int>(u0 / C), ch_ld = static_cast<int>(u0 - static_cast<int64_t>(sg_ld) * C);
   int sg_cu = sg_ld, ch_cu = ch_ld;
   int gpos = kPre ? 0 : ch_cu % cpg;  // position of the computed chunk in its group
 
-  auto load = [&](int i) {
+  // Issues the copies of the next unit into stage i.
+  auto issue = [&](int i) {
     const int sg = sg_ld, ch = ch_ld;
     if (++ch_ld == C) {
       ch_ld = 0;
       ++sg_ld;
     }
 #pragma unroll
-    for (int s = 0; s < NS; ++s)
-      wbuf[i][s] = ld_stream(wq + (static_cast<int64_t>(sg * NS + s) * C + ch) * 32 + lane);
+    for (int s = 0; s < NS; ++s) cp_async_cg16(st_w(i, s), wq + (static_cast<int64_t>(sg * NS + s) * C + ch) * 32 + lane);
     const int k = (ch << 6) + (c << 4);  // this lane's 16 activation columns
-    kbuf[i] = k;
-    const int grp = k / p.group_size;
-#pragma unroll
-    for (int s = 0; s < NS; ++s) {
-      const int n = (sg * NS + s) * 16 + g;
-      sbuf[i][s][0] = __ldg(sc + static_cast<int64_t>(grp) * N + n);
-      sbuf[i][s][1] = __ldg(sc + static_cast<int64_t>(grp) * N + n + 8);
-      if constexpr (kZeros) {
-        const int32_t* zrow = p.zeros + static_cast<int64_t>(grp) * (N >> 3);
-        zbuf[i][s][0] = static_cast<uint32_t>(__ldg(zrow + (n >> 3)));
-        zbuf[i][s][1] = static_cast<uint32_t>(__ldg(zrow + (n >> 3) + 1));
-      }
-    }
-  };
-
-  // The activation is small and shared by every warp: read it at use, from L1/L2, so the
-  // registers of the in-flight ring all go to weight bytes.
-  auto load_x = [&](int k, uint4 (&xb)[MT][2]) {
 #pragma unroll
     for (int t = 0; t < MT; ++t) {
       const int tok = t * 8 + g;
-      if (tok < M) {
-        if (p.perm == nullptr) {
-          const uint4* src = reinterpret_cast<const uint4*>(x + static_cast<int64_t>(tok) * p.x_row_stride + k);
-          xb[t][0] = __ldg(src);
-          xb[t][1] = __ldg(src + 1);
-        } else {
-          T v[16];
-#pragma unroll
-          for (int e = 0; e < 16; ++e) {
-            const int col = __ldg(p.perm + k + e);
-            v[e] = static_cast<unsigned>(col) < static_cast<unsigned>(p.K)
-                       ? x[static_cast<int64_t>(tok) * p.x_row_stride + col]
-                       : Num<T>::from_f(__int_as_float(0x7fc00000));
-          }
-          xb[t][0] = *reinterpret_cast<uint4*>(&v[0]);
-          xb[t][1] = *reinterpret_cast<uint4*>(&v[8]);
-        }
+      if (p.perm == nullptr) {
+        const T* src = tok < M ? x + static_cast<int64_t>(tok) * p.x_row_stride + k : x;
+        cp_async_ca16(st_x(i, t, 0), src, tok < M);
+        cp_async_ca16(st_x(i, t, 1), src + 8, tok < M);
       } else {
-        xb[t][0] = make_uint4(0, 0, 0, 0);
-        xb[t][1] = make_uint4(0, 0, 0, 0);
+        // Act order: a gather, done synchronously (no 16-byte run to copy).
+        T v[16];
+#pragma unroll
+        for (int e = 0; e < 16; ++e) {
+          const int col = __ldg(p.perm + k + e);
+          v[e] = tok >= M ? Num<T>::from_f(0.f)
+                 : static_cast<unsigned>(col) < static_cast<unsigned>(p.K)
+                     ? x[static_cast<int64_t>(tok) * p.x_row_stride + col]
+                     : Num<T>::from_f(__int_as_float(0x7fc00000));
+        }
+        *st_x(i, t, 0) = *reinterpret_cast<uint4*>(&v[0]);
+        *st_x(i, t, 1) = *reinterpret_cast<uint4*>(&v[8]);
+      }
+    }
+    const int grp = k / p.group_size;
+#pragma unroll
+    for (int s = 0; s < NS; ++s) {
+      const int n = (sg * NS + s) * 16 + g;  // rows n and n + 8; (n & ~1) keeps 4-byte alignment
+      cp_async_ca4(st_s(i, s, 0), sc + static_cast<int64_t>(grp) * N + (n & ~1));
+      cp_async_ca4(st_s(i, s, 1), sc + static_cast<int64_t>(grp) * N + ((n + 8) & ~1));
+      if constexpr (kZeros) {
+        const int32_t* zrow = p.zeros + static_cast<int64_t>(grp) * (N >> 3);
+        cp_async_ca4(st_z(i, s, 0), zrow + (n >> 3));
+        cp_async_ca4(st_z(i, s, 1), zrow + (n >> 3) + 1);
       }
     }
   };
 
+  // Scale of row g (h = 0) or g + 8 (h = 1) of stripe s from stage i: the half at n & 1 == g & 1.
+  auto scale_of = [&](int i, int s, int h) {
+    const uint32_t pair = *st_s(i, s, h);
+    const unsigned short bits = static_cast<unsigned short>((g & 1) ? (pair >> 16) : (pair & 0xFFFF));
+    return *reinterpret_cast<const T*>(&bits);
+  };
   auto zeros_of = [&](int i, int s, int& z0, int& z1) {
     z0 = 8;
     z1 = 8;
     if constexpr (kZeros) {
-      z0 = (zbuf[i][s][0] >> (4 * g)) & 0xF;  // row g is column n; n % 8 == g
-      z1 = (zbuf[i][s][1] >> (4 * g)) & 0xF;  // row g + 8 is in the next word
+      z0 = (*st_z(i, s, 0) >> (4 * g)) & 0xF;  // row g is column n; n % 8 == g
+      z1 = (*st_z(i, s, 1) >> (4 * g)) & 0xF;  // row g + 8 is in the next word
     }
   };
 
   auto compute = [&](int i) {
-    uint4 xbuf[MT][2];
-    load_x(kbuf[i], xbuf);
+    uint4 xb[MT][2];
+#pragma unroll
+    for (int t = 0; t < MT; ++t) {
+      xb[t][0] = *st_x(i, t, 0);
+      xb[t][1] = *st_x(i, t, 1);
+    }
     if constexpr (!kPre) {
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const uint32_t ones[4] = {Raw<T>::kOne, Raw<T>::kOne, Raw<T>::kOne, Raw<T>::kOne};
 #pragma unroll
         for (int t = 0; t < MT; ++t) {
-          const uint4& u = xbuf[t][j >> 1];
+          const uint4& u = xb[t][j >> 1];
           mma<T>(xs[t], ones, (j & 1) ? u.z : u.x, (j & 1) ? u.w : u.y);
         }
       }
@@ -290,9 +325,10 @@ __device__ __forceinline__ void dec_body(const GemmParams& p) {
       if constexpr (kPre) {
         int z0, z1;
         zeros_of(i, s, z0, z1);
-        dq.set(*reinterpret_cast<const T*>(&sbuf[i][s][0]), *reinterpret_cast<const T*>(&sbuf[i][s][1]), z0, z1);
+        dq.set(scale_of(i, s, 0), scale_of(i, s, 1), z0, z1);
       }
-      const uint32_t words[4] = {wbuf[i][s].x, wbuf[i][s].y, wbuf[i][s].z, wbuf[i][s].w};
+      const uint4 wv = *st_w(i, s);
+      const uint32_t words[4] = {wv.x, wv.y, wv.z, wv.w};
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         uint32_t a[4];
@@ -303,7 +339,7 @@ __device__ __forceinline__ void dec_body(const GemmParams& p) {
         }
 #pragma unroll
         for (int t = 0; t < MT; ++t) {
-          const uint4& u = xbuf[t][j >> 1];
+          const uint4& u = xb[t][j >> 1];
           mma<T>(acc[t][s], a, (j & 1) ? u.z : u.x, (j & 1) ? u.w : u.y);
         }
       }
@@ -316,8 +352,8 @@ __device__ __forceinline__ void dec_body(const GemmParams& p) {
     for (int s = 0; s < NS; ++s) {
       int z0, z1;
       zeros_of(i, s, z0, z1);
-      const float s0 = Num<T>::to_f(*reinterpret_cast<const T*>(&sbuf[i][s][0])) / Raw<T>::kMul0;
-      const float s1 = Num<T>::to_f(*reinterpret_cast<const T*>(&sbuf[i][s][1])) / Raw<T>::kMul1;
+      const float s0 = Num<T>::to_f(scale_of(i, s, 0)) / Raw<T>::kMul0;
+      const float s1 = Num<T>::to_f(scale_of(i, s, 1)) / Raw<T>::kMul1;
       const float b0 = Raw<T>::kBias0 + Raw<T>::kMul0 * z0;
       const float b1 = Raw<T>::kBias1 + Raw<T>::kMul1 * z1;
 #pragma unroll
@@ -329,10 +365,7 @@ __device__ __forceinline__ void dec_body(const GemmParams& p) {
           acc[t][s][r] = 0.f;
         }
     }
-#pragma unroll
-    for (int t = 0; t < MT; ++t)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) xs[t][r] = 0.f;
+    zero(xs);
   };
 
   T* __restrict__ out = static_cast<T*>(p.out);
@@ -402,14 +435,20 @@ __device__ __forceinline__ void dec_body(const GemmParams& p) {
     zero(res);
   };
 
+  // Prologue: P-1 units in flight (one commit group per stage, empty groups past the range).
 #pragma unroll
-  for (int i = 0; i < P; ++i)
-    if (i < cnt) load(i);
+  for (int i = 0; i < P - 1; ++i) {
+    if (i < cnt) issue(i);
+    cp_async_commit();
+  }
   for (int base = 0; base < cnt; base += P) {
 #pragma unroll
     for (int i = 0; i < P; ++i) {
       const int idx = base + i;
       if (idx < cnt) {
+        if (idx + P - 1 < cnt) issue((i + P - 1) % P);  // refill the stage read last iteration
+        cp_async_commit();
+        cp_async_wait<P - 1>();  // this lane's copies of unit idx have landed
         compute(i);
         const bool last = idx + 1 == cnt;
         const bool stripe_end = ch_cu + 1 == C;
@@ -422,7 +461,6 @@ __device__ __forceinline__ void dec_body(const GemmParams& p) {
           }
           if (last || stripe_end) flush(tot);
         }
-        if (idx + P < cnt) load(i);
         if (++ch_cu == C) {
           ch_cu = 0;
           ++sg_cu;
@@ -430,6 +468,7 @@ __device__ __forceinline__ void dec_body(const GemmParams& p) {
       }
     }
   }
+  cp_async_wait<0>();
 }
 
 }  // namespace mate

@@ -150,6 +150,14 @@ pub fn validate(call: &GemmCall, frame_meta: &[i64], with_out: bool) -> Result<V
         same_device(arg, t, x)?;
     }
     guards::check_frame_tensors(&meta, dtype, &call.qweight, &call.scales, &call.zeros, &call.perm)?;
+    for (arg, t) in [("qweight", &call.qweight), ("scales", &call.scales)] {
+        ensure(
+            t.data % 16 == 0,
+            arg,
+            format!("data at address {:#x}", t.data),
+            "must be 16-byte aligned (kernels copy it in 4- and 16-byte pieces; call .contiguous() on a fresh tensor)",
+        )?;
+    }
     if call.bias.present {
         let b = &call.bias;
         expect_dtype("bias", b, &[dtype], "must have the activation's dtype")?;

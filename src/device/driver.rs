@@ -43,7 +43,10 @@ pub struct Driver {
     ) -> CuResult,
     pub cuGetErrorString: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
     pub cuOccupancyMaxActiveBlocksPerMultiprocessor: unsafe extern "C" fn(*mut c_int, CuFunction, c_int, usize) -> CuResult,
+    pub cuFuncSetAttribute: unsafe extern "C" fn(CuFunction, c_int, c_int) -> CuResult,
 }
+
+pub const CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: c_int = 8;
 
 unsafe impl Send for Driver {}
 unsafe impl Sync for Driver {}
@@ -80,6 +83,7 @@ fn load() -> std::result::Result<Driver, String> {
             cuLaunchKernel: sym(lib, "cuLaunchKernel")?,
             cuGetErrorString: sym(lib, "cuGetErrorString")?,
             cuOccupancyMaxActiveBlocksPerMultiprocessor: sym(lib, "cuOccupancyMaxActiveBlocksPerMultiprocessor")?,
+            cuFuncSetAttribute: sym(lib, "cuFuncSetAttribute")?,
         };
         let rc = (d.cuInit)(0);
         if rc != 0 {

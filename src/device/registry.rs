@@ -82,6 +82,15 @@ fn load(index: i32) -> Result<DeviceState> {
         let name = CString::new(v.symbol).map_err(|_| Error::Internal(format!("bad symbol {}", v.symbol)))?;
         let mut f: CuFunction = std::ptr::null_mut();
         driver::check(d, unsafe { (d.cuModuleGetFunction)(&mut f, module, name.as_ptr()) }, "cuModuleGetFunction")?;
+        if v.dynamic_smem() > 48 * 1024 {
+            driver::check(
+                d,
+                unsafe {
+                    (d.cuFuncSetAttribute)(f, driver::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, v.dynamic_smem() as i32)
+                },
+                "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)",
+            )?;
+        }
         let mut blocks = 0;
         driver::check(
             d,

@@ -24,7 +24,7 @@ pub struct Variant {
     pub tn: u32,
     /// Warps per CTA (dec: warps splitting K).
     pub wk: u32,
-    /// dec: units (stripes x 64-deep K chunk) in flight per warp.
+    /// dec: shared-memory ring stages per warp (p - 1 units in flight).
     pub p: u32,
     /// dec: warps may split a stripe group's K (partials in the workspace); false = whole K.
     pub split: bool,
@@ -40,7 +40,13 @@ impl Variant {
     /// Dynamic shared memory the kernel needs (the formula of its family's body template).
     pub fn dynamic_smem(&self) -> u32 {
         match self.family {
-            Family::Dec | Family::Wmma => 0,
+            // kernels/dec.cuh dec_stage_bytes() times the ring of every warp.
+            Family::Dec => {
+                let (ns, mt) = (self.tn / 16, self.tm / 8);
+                let stage = ns * 512 + mt * 1024 + ns * 256 + if self.zeros { ns * 256 } else { 0 };
+                self.wk * self.p * stage
+            }
+            Family::Wmma => 0,
         }
     }
 }

@@ -155,6 +155,9 @@ __device__ __forceinline__ void mma<__nv_bfloat16>(float c[4], const uint32_t a[
 
 }  // namespace dec
 
+// Resident CTAs per SM the register allocation must allow (more warps hide the MMA and copy latency).
+constexpr int dec_min_blocks = 3;
+
 // Bytes of one ring stage of one warp (dynamic smem = WK * P * this). Mirrored by
 // Variant::dynamic_smem in src/plan/variants.rs.
 template <int TM, int TN, bool kZeros>

@@ -10,6 +10,8 @@
 
 namespace mate {
 
+constexpr int wmma_min_blocks = 1;
+
 // BM x BN tile, WARPS = 4 warps; the K step is one frame chunk (64). P, kSplit, kPre unused.
 template <typename T, bool kZeros, int BM, int BN, int WARPS, int P, bool kSplit, bool kPre>
 __device__ __forceinline__ void wmma_body(const GemmParams& p) {

@@ -155,8 +155,10 @@ __device__ __forceinline__ void mma<__nv_bfloat16>(float c[4], const uint32_t a[
 
 }  // namespace dec
 
-// Resident CTAs per SM the register allocation must allow (more warps hide the MMA and copy latency).
-constexpr int dec_min_blocks = 3;
+// Resident CTAs per SM the register allocation must allow (more warps hide the MMA and copy
+// latency): three for one token tile; two above, where an 80-register cap spills.
+template <int TM>
+constexpr int dec_min_blocks = TM <= 8 ? 3 : 2;
 
 // Bytes of one ring stage of one warp (dynamic smem = WK * P * this). Mirrored by
 // Variant::dynamic_smem in src/plan/variants.rs.

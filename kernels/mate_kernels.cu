@@ -7,7 +7,7 @@
 #define MATE_DT_bf16 __nv_bfloat16
 
 #define MATE_VARIANT(sym, family, dt, zeros, tm, tn, wk, pf, split, pre)                      \
-  extern "C" __global__ void __launch_bounds__((wk) * 32, mate::family##_min_blocks)          \
+  extern "C" __global__ void __launch_bounds__((wk) * 32, mate::family##_min_blocks<tm>)          \
       sym(const mate::GemmParams p) {                                                            \
     mate::family##_body<MATE_DT_##dt, (zeros) != 0, tm, tn, wk, pf, (split) != 0, (pre) != 0>(p); \
   }

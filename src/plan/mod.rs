@@ -112,15 +112,19 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
     if p.m > DEC_MAX_M {
         return candidates.filter(|(_, v)| v.family == Family::Wmma).map(|(i, _)| i).next();
     }
-    // Decode: the smallest token tile that holds M; then the tile and split that put the fewest
-    // units on the busiest warp (a split pays ~2 units for its partial write and reduction).
+    // Decode: the smallest token tile that holds M; then the tile and split with the least
+    // estimated time on the busiest warp: its units times the stripes a unit streams, a wider unit
+    // costing 20 % less per stripe (it shares the activation loads; measured 0.77-0.86x on the
+    // Llama-8B shapes at M = 1, bench/results/2026-11-29-decode-v5-sweep-3cta.json), plus two
+    // units for a split's partial write and reduction. Post-scale before pre-scale.
     let tm = candidates.clone().filter(|(_, v)| v.family == Family::Dec).map(|(_, v)| v.tm).min()?;
     candidates
         .filter(|(_, v)| v.family == Family::Dec && v.tm == tm)
         .min_by_key(|(i, v)| {
             let (_, _, busiest) = dec_shape(v, p, sms, caps.occupancy[*i]);
-            let stripes_per_unit = (v.tn / 16) as i64;
-            (v.pre, busiest * stripes_per_unit + if v.split { 2 } else { 0 }, std::cmp::Reverse(v.tn))
+            let ns = (v.tn / 16) as i64;
+            let per_stripe = if ns > 1 { 4 } else { 5 };
+            (v.pre, (busiest * ns * per_stripe) + if v.split { 10 } else { 0 }, std::cmp::Reverse(v.tn))
         })
         .map(|(i, _)| i)
 }

@@ -50,7 +50,9 @@ for M in (1, 16, 256):
         n4 = copies_for(fr.qweight.numel() * 4)
         frames = [frame_from_gptq_v2(random_gptq(K, N, G, True, torch.float16, dev)) for _ in range(n4)]
         outs = torch.empty(M, N, device=dev).half()
-        t4 = graph_time_us([lambda f=f: run_out(x, f, out=outs) for f in frames])["median_us"]
+        need = torch.ops.mate.w4a16_workspace_size(x, frames[0].meta)
+        ws = torch.zeros(need, dtype=torch.uint8, device=dev) if need else None
+        t4 = graph_time_us([lambda f=f: run_out(x, f, out=outs, workspace=ws) for f in frames])["median_us"]
         ws = [torch.randn(N, K, device=dev).half() for _ in range(copies_for(w16.numel() * 2))]
         t16 = graph_time_us([lambda w=w: torch.nn.functional.linear(x, w) for w in ws])["median_us"]
         del frames, ws

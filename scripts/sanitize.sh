@@ -97,6 +97,8 @@ for tool in tools:
     m = re.findall(r"ERROR SUMMARY: (\d+) errors?", log)
     errors = int(m[-1]) if m else None
     hazards = re.findall(r"RACECHECK SUMMARY: (\d+) hazards? displayed \((\d+) errors?, (\d+) warnings?\)", log)
+    if errors is None and hazards:  # racecheck ends with its own summary line, not ERROR SUMMARY
+        errors = int(hazards[-1][1]) + int(hazards[-1][2])
     headlines = [ln.strip("= ").strip() for ln in log.splitlines()
                  if re.match(r"=+ (Invalid|Program hit|Uninitialized|Barrier|Error|Race|Warning|Malloc|Cuda|.*[Hh]azard)", ln)]
     api_errors = sum("Program hit" in h for h in headlines)
@@ -104,7 +106,7 @@ for tool in tools:
     driver = json.loads(dj.read_text()) if dj.exists() else None
     problems = []
     if errors is None:
-        problems.append("the sanitizer did not finish (no ERROR SUMMARY in its log)")
+        problems.append("the sanitizer did not finish (no ERROR/RACECHECK SUMMARY in its log)")
     elif errors:
         problems.append(f"{errors} errors reported")
     if rc in (124, 137):

@@ -57,6 +57,7 @@ fn generate_variants(out_dir: &Path) {
         assert_eq!(f.len(), 10, "kernels/variants.def: expected 10 fields in `{line}`");
         let family = match f[1] {
             "dec" => "Family::Dec",
+            "dect" => "Family::Dect",
             "wmma" => "Family::Wmma",
             other => panic!("kernels/variants.def: family `{other}` has no Family in src/plan/variants.rs"),
         };

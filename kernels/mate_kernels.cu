@@ -1,6 +1,7 @@
 // Expands kernels/variants.def into extern "C" kernels (stable names the Rust registry looks up).
 #include "params.cuh"
 #include "dec.cuh"
+#include "dect.cuh"
 #include "wmma.cuh"
 
 #define MATE_DT_f16 __half

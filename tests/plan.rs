@@ -3,7 +3,7 @@
 
 use mate::call::{Device, Problem};
 use mate::frame::{FrameMeta, GROUP_SIZES};
-use mate::plan::{plan, resolve_sms, set_num_sms, Caps, Family, DEC_MAX_M, VARIANTS};
+use mate::plan::{plan, prefer_cta_tiles, resolve_sms, set_num_sms, Caps, Family, DEC_MAX_M, VARIANTS};
 use mate::tensor::DType;
 
 fn problem(m: i64, k: i64, n: i64, g: i64, zeros: bool, dtype: DType) -> Problem {
@@ -39,8 +39,13 @@ fn every_envelope_configuration_has_a_variant() {
                         let p = problem(m, k, n, g, zeros, dtype);
                         let pl = plan(&p, &Caps::uniform(132, 2)).unwrap();
                         let v = &VARIANTS[pl.variant];
-                        let family = if m <= DEC_MAX_M { Family::Dec } else { Family::Wmma };
-                        assert_eq!((v.dtype, v.zeros, v.family), (dtype, zeros, family));
+                        assert_eq!((v.dtype, v.zeros), (dtype, zeros));
+                        if m <= DEC_MAX_M {
+                            let cta = prefer_cta_tiles(&p, 132);
+                            assert_eq!(v.family, if cta { Family::Dect } else { Family::Dec }, "M={m} K={k} N={n}");
+                        } else {
+                            assert_eq!(v.family, Family::Wmma);
+                        }
                         assert_eq!(pl.block[0], v.threads());
                         // The grid covers M and N exactly once.
                         match v.family {
@@ -52,6 +57,11 @@ fn every_envelope_configuration_has_a_variant() {
                                 let units = n / v.tn as i64 * (k / 64);
                                 assert!(pl.total_warps <= if v.split { units } else { n / v.tn as i64 });
                                 assert_eq!(pl.workspace_bytes == 0, !v.split);
+                            }
+                            Family::Dect => {
+                                assert!(m <= v.tm as i64);
+                                assert_eq!(pl.grid[0] as i64 * v.tn as i64, n);
+                                assert_eq!(pl.workspace_bytes, 0);
                             }
                             Family::Wmma => {
                                 assert_eq!(pl.grid[1] as i64 * v.tn as i64, n);
@@ -115,4 +125,26 @@ fn sm_count_resolution_order() {
     set_num_sms(None).unwrap();
     assert_eq!(resolve_sms(None, 132), 132);
     assert!(set_num_sms(Some(0)).is_err());
+}
+
+#[test]
+fn decode_family_routing_is_pinned() {
+    // The measured routing: CTA tiles on the Llama shapes and the small Qwen2 projections,
+    // the persistent split family on Qwen2-1.5B down (few long CTAs).
+    let caps = Caps::uniform(132, 2);
+    for (k, n, family) in [
+        (4096, 6144, Family::Dect),
+        (4096, 4096, Family::Dect),
+        (4096, 28672, Family::Dect),
+        (14336, 4096, Family::Dect),
+        (28672, 8192, Family::Dect),
+        (1536, 2048, Family::Dect),
+        (1536, 1536, Family::Dect),
+        (8960, 1536, Family::Dec),
+    ] {
+        for m in [1, 16, 64] {
+            let pl = plan(&problem(m, k, n, 128, false, DType::F16), &caps).unwrap();
+            assert_eq!(VARIANTS[pl.variant].family, family, "M={m} K={k} N={n}");
+        }
+    }
 }

@@ -90,6 +90,7 @@ pub fn serves(v: &Variant, p: &Problem) -> bool {
         && match v.family {
             // The post-scale path needs whole 64-deep chunks per group.
             Family::Dec => p.m <= v.tm as i64 && (v.pre || p.meta.group() % 64 == 0),
+            Family::Dect => p.m <= v.tm as i64,
             Family::Wmma => true,
         }
 }
@@ -107,10 +108,30 @@ fn dec_shape(v: &Variant, p: &Problem, sms: i64, occupancy: i32) -> (i64, i64, i
     (warps, ctas, busiest)
 }
 
+/// Whether the CTA-tiled decode family serves `p` better than the persistent one. Measured on the
+/// H200 (bench/NOTES.md, v1 vs final): CTA tiles win wherever their 16-feature CTAs fill at least
+/// half the SMs and K is moderate, or fill all SMs; the persistent split family wins when few,
+/// long CTAs would leave SMs idle (Qwen2-1.5B down: N = 1536, K = 8960).
+pub fn prefer_cta_tiles(p: &Problem, sms: i64) -> bool {
+    let ctas = p.n() / 16;
+    ctas >= sms || (2 * ctas >= sms && p.k() <= 8192)
+}
+
 fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
     let candidates = VARIANTS.iter().enumerate().filter(|(_, v)| serves(v, p));
     if p.m > DEC_MAX_M {
         return candidates.filter(|(_, v)| v.family == Family::Wmma).map(|(i, _)| i).next();
+    }
+    if prefer_cta_tiles(p, sms) {
+        // The smallest token tile that holds M; 32 features per CTA when that still gives every
+        // SM a CTA (the activation loads are shared across more stripes), else 16.
+        let best = candidates
+            .clone()
+            .filter(|(_, v)| v.family == Family::Dect)
+            .min_by_key(|(_, v)| (v.tm, if p.n() / v.tn as i64 >= sms { 0 } else { 1 }, std::cmp::Reverse(v.tn)));
+        if let Some((i, _)) = best {
+            return Some(i);
+        }
     }
     // Decode: the smallest token tile that holds M; then the tile and split with the least
     // estimated time on the busiest warp: its units times the stripes a unit streams, a wider unit
@@ -160,6 +181,7 @@ pub fn plan(p: &Problem, caps: &Caps) -> Result<Plan> {
             };
             ([ctas, 1, 1], warps, max_seg, ws)
         }
+        Family::Dect => ([tiles_n, 1, 1], 0, 0, 0),
         Family::Wmma => ([(p.m + v.tm as i64 - 1) / v.tm as i64, tiles_n, 1], 0, 0, 0),
     };
     if grid[0] > i32::MAX as i64 || grid[1] > 65535 {

@@ -8,6 +8,9 @@ pub enum Family {
     /// Decode (small M): persistent warps each stream a contiguous range of (stripe group, K chunk)
     /// units into registers, mma.sync with the weights as A; split ranges reduce in order.
     Dec,
+    /// Decode with CTA tiles: a CTA owns tn features, its warps split K and reduce in shared
+    /// memory; whole K, pre-scale, registers as the in-flight buffer (kernels/dect.cuh).
+    Dect,
     /// The first correct kernel: WMMA over a dequantized shared-memory tile, whole K per CTA.
     Wmma,
 }
@@ -46,6 +49,8 @@ impl Variant {
                 let stage = ns * 512 + mt * 1024 + ns * 256 + if self.zeros { ns * 256 } else { 0 };
                 self.wk * self.p * stage
             }
+            // kernels/dect.cuh: one fp32 partial tile per warp.
+            Family::Dect => self.wk * (self.tn / 16) * (self.tm / 8) * 512,
             Family::Wmma => 0,
         }
     }

@@ -135,7 +135,7 @@ def forced():
 
 
 def _tile_m(sym):
-    return int(sym.split("_m")[1].split("_")[0]) if "_dec_" in sym else 4096
+    return int(sym.split("_m")[1].split("_")[0]) if ("_dec_" in sym or "_dect_" in sym) else 4096
 
 
 @pytest.mark.parametrize("sym", VARIANTS)
@@ -183,6 +183,12 @@ def test_decode_variants_parity(dtype, sym, forced):
         forced(s_)
         whole.append(run_out(x, fr))
     assert len(whole) >= 2 and all(torch.equal(whole[0], o) for o in whole[1:])
+    tiles = []  # CTA-tiled variants split K over the same 8 warps in the same order
+    for s_ in [v for v in VARIANTS if f"_dect_{dt}_{'sym' if sym else 'zp'}_" in v]:
+        forced(s_)
+        tiles.append(run_out(x, fr))
+    assert len(tiles) >= 2 and all(torch.equal(tiles[0], o) for o in tiles[1:])
+    assert errors(tiles[0], whole[0].double())[0] < BOUND[dtype] / 4
     for s_ in [v for v in VARIANTS if prefix in v and v.endswith("_split")]:
         forced(s_)
         for sms in (7, 33, 132):

@@ -188,7 +188,9 @@ def test_decode_variants_parity(dtype, sym, forced):
         forced(s_)
         tiles.append(run_out(x, fr))
     assert len(tiles) >= 2 and all(torch.equal(tiles[0], o) for o in tiles[1:])
-    assert errors(tiles[0], whole[0].double())[0] < BOUND[dtype] / 4
+    # dect rounds each scaled weight to the activation dtype before the MMA (pre-scale); the
+    # post-scale whole-K result does not: they differ by that rounding, within the dtype's bound.
+    assert errors(tiles[0], whole[0].double())[0] < BOUND[dtype]
     for s_ in [v for v in VARIANTS if prefix in v and v.endswith("_split")]:
         forced(s_)
         for sms in (7, 33, 132):

@@ -148,3 +148,43 @@ fn decode_family_routing_is_pinned() {
         }
     }
 }
+
+#[test]
+fn plan_cache_is_fast_consistent_and_thread_safe() {
+    let caps = Caps::uniform(132, 2);
+    let p = problem(7, 4096, 6144, 128, true, DType::BF16);
+    let first = plan(&p, &caps).unwrap();
+    let t0 = std::time::Instant::now();
+    let n = 20_000;
+    for _ in 0..n {
+        assert_eq!(plan(&p, &caps).unwrap(), first);
+    }
+    let per_call = t0.elapsed().as_secs_f64() / n as f64;
+    assert!(per_call < 1e-6, "cached plan lookup took {:.0} ns", per_call * 1e9);
+    let handles: Vec<_> = (0..8)
+        .map(|t| {
+            let caps = caps.clone();
+            std::thread::spawn(move || {
+                for m in 1..=64 {
+                    let p = problem(m, 1536 * (1 + t % 2), 2048, 64, t % 2 == 0, DType::F16);
+                    let a = plan(&p, &caps).unwrap();
+                    assert_eq!(a, plan(&p, &caps).unwrap());
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+}
+
+#[test]
+fn split_override_parses_or_names_the_rule() {
+    use mate::plan::parse_dec_warps;
+    assert_eq!(parse_dec_warps(None), Ok(None));
+    assert_eq!(parse_dec_warps(Some("528")), Ok(Some(528)));
+    assert_eq!(parse_dec_warps(Some(" 64 ")), Ok(Some(64)));
+    for bad in ["0", "-3", "four", "", "1.5"] {
+        assert_eq!(parse_dec_warps(Some(bad)), Err(bad.to_string()), "{bad:?}");
+    }
+}

@@ -6,6 +6,8 @@ pub mod variants;
 
 use crate::call::Problem;
 use crate::error::{arg_err, Error, Result};
+use once_cell::sync::{Lazy, OnceCell};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::RwLock;
 pub use variants::{Family, Variant, VARIANTS};
@@ -47,6 +49,53 @@ pub struct Plan {
 
 /// dec: a warp should stream at least this many units, or its fixed costs dominate.
 const DEC_MIN_UNITS_PER_WARP: i64 = 4;
+
+/// Benchmark override of the split: `MATE_DEC_WARPS=<n>` sets the total warps of split decode
+/// plans. Read once, at the first plan; a malformed value fails that call (and every later one)
+/// with a named error, never silently ignored.
+pub const DEC_WARPS_ENV: &str = "MATE_DEC_WARPS";
+static DEC_WARPS: OnceCell<std::result::Result<Option<i64>, String>> = OnceCell::new();
+
+pub fn parse_dec_warps(value: Option<&str>) -> std::result::Result<Option<i64>, String> {
+    match value {
+        None => Ok(None),
+        Some(v) => match v.trim().parse::<i64>() {
+            Ok(n) if n > 0 => Ok(Some(n)),
+            _ => Err(v.to_string()),
+        },
+    }
+}
+
+fn dec_warps_override() -> Result<Option<i64>> {
+    DEC_WARPS
+        .get_or_init(|| parse_dec_warps(std::env::var(DEC_WARPS_ENV).ok().as_deref()))
+        .clone()
+        .map_err(|v| {
+            arg_err(
+                "MATE_DEC_WARPS (environment)",
+                format!("{v:?}"),
+                "must be a positive integer (total warps of split decode plans), or unset",
+            )
+        })
+}
+
+/// What a plan depends on. Planning scans the variant table; the cache makes a repeated call a
+/// hash lookup under a read lock (shared by all threads and streams; plans are pure values).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct PlanKey {
+    m: i64,
+    k: i64,
+    n: i64,
+    group: i64,
+    zeros: bool,
+    dtype: crate::tensor::DType,
+    sms: i64,
+    device_sms: i64,
+    occupancy_sum: i64,
+}
+
+static CACHE: Lazy<RwLock<HashMap<PlanKey, Plan>>> = Lazy::new(|| RwLock::new(HashMap::new()));
+const CACHE_LIMIT: usize = 8192;
 
 /// Process-wide SM limit (`torch.ops.mate.set_num_sms`); 0 = none.
 static SM_LIMIT: AtomicI64 = AtomicI64::new(0);
@@ -101,6 +150,11 @@ fn dec_shape(v: &Variant, p: &Problem, sms: i64, occupancy: i32) -> (i64, i64, i
     let groups = p.n() / v.tn as i64;
     let units = groups * c;
     let slots = sms * occupancy.max(1) as i64 * v.wk as i64;
+    let env_warps = if v.split { DEC_WARPS.get().and_then(|r| r.clone().ok()).flatten() } else { None };
+    if let Some(w) = env_warps {
+        let w = w.min(units);
+        return (w, (w + v.wk as i64 - 1) / v.wk as i64, (units + w - 1) / w);
+    }
     let wanted = if v.split { (units / DEC_MIN_UNITS_PER_WARP).max(1) } else { groups };
     let warps = wanted.min(slots).max(1);
     let ctas = (warps + v.wk as i64 - 1) / v.wk as i64;
@@ -151,8 +205,38 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
 }
 
 pub fn plan(p: &Problem, caps: &Caps) -> Result<Plan> {
+    dec_warps_override()?;
     let sms = resolve_sms(p.num_sms, caps.sm_count);
     let forced = FORCED.read().unwrap().clone();
+    let key = PlanKey {
+        m: p.m,
+        k: p.k(),
+        n: p.n(),
+        group: p.meta.group(),
+        zeros: p.meta.has_zeros,
+        dtype: p.dtype,
+        sms,
+        device_sms: caps.sm_count,
+        occupancy_sum: caps.occupancy.iter().map(|&o| o as i64).sum(),
+    };
+    if forced.is_none() {
+        if let Some(hit) = CACHE.read().unwrap().get(&key) {
+            return Ok(*hit);
+        }
+    }
+    let cacheable = forced.is_none();
+    let planned = plan_uncached(p, caps, sms, forced)?;
+    if cacheable {
+        let mut cache = CACHE.write().unwrap();
+        if cache.len() >= CACHE_LIMIT {
+            cache.clear();
+        }
+        cache.insert(key, planned);
+    }
+    Ok(planned)
+}
+
+fn plan_uncached(p: &Problem, caps: &Caps, sms: i64, forced: Option<String>) -> Result<Plan> {
     let idx = match forced {
         Some(sym) => {
             let i = VARIANTS.iter().position(|v| v.symbol == sym).unwrap();

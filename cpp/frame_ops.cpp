@@ -10,6 +10,7 @@
 #include <tuple>
 #include <vector>
 
+#include "call_rust.h"
 #include "rust/cxx.h"
 #include "mate/src/frame/ffi.rs.h"
 
@@ -43,17 +44,7 @@ at::Tensor take(size_t p, const at::TensorOptions& placeholder) {
   return out;
 }
 
-// Same mapping as the shim: "mate runtime error..." -> RuntimeError, the rest -> ValueError.
-template <class F>
-auto call_rust(F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const rust::Error& e) {
-    const std::string msg = e.what();
-    if (msg.rfind("mate runtime error", 0) == 0) TORCH_CHECK(false, msg);
-    TORCH_CHECK_VALUE(false, msg);
-  }
-}
+using mate::call_rust;
 
 FrameTuple hand_back(BuiltFrame f, const at::Tensor& like) {
   const auto opts = like.options();

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "call_rust.h"
 #include "rust/cxx.h"
 #include "mate/src/ffi.rs.h"
 
@@ -40,17 +41,7 @@ TensorDesc describe(const char* arg, const OptTensor& t) {
   return t.has_value() ? describe(arg, *t) : TensorDesc{};
 }
 
-// Rust errors arrive as rust::Error; argument errors become ValueError, the rest RuntimeError.
-template <class F>
-auto call_rust(F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const rust::Error& e) {
-    const std::string msg = e.what();
-    if (msg.rfind("mate runtime error", 0) == 0) TORCH_CHECK(false, msg);
-    TORCH_CHECK_VALUE(false, msg);
-  }
-}
+using mate::call_rust;
 
 GemmCall make_call(const at::Tensor& x, const at::Tensor& qweight, const at::Tensor& scales,
                    const OptTensor& zeros, const OptTensor& perm, const OptTensor& bias,

@@ -31,3 +31,11 @@ pub fn ensure(ok: bool, arg: &'static str, value: impl std::fmt::Display, rule: 
         Err(arg_err(arg, value, rule))
     }
 }
+
+/// The message of a caught panic (for errors that must not unwind across the C++ bridge).
+pub fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}

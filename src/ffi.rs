@@ -74,11 +74,7 @@ fn guarded<T>(f: impl FnOnce() -> Result<T, Error>) -> Result<T, String> {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(e)) => Err(e.to_string()),
         Err(p) => {
-            let what = p
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| p.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
+            let what = crate::error::panic_message(p.as_ref());
             Err(Error::Internal(format!("panic inside mate: {what}")).to_string())
         }
     }

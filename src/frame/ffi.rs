@@ -116,11 +116,7 @@ fn guarded(f: impl FnOnce() -> Result<Layer, Error>) -> Result<BuiltFrame, Strin
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
         Ok(r) => r.map_err(|e| e.to_string()),
         Err(p) => {
-            let what = p
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| p.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
+            let what = crate::error::panic_message(p.as_ref());
             Err(Error::Internal(format!("panic inside the mate frame builder: {what}")).to_string())
         }
     }

@@ -1,6 +1,7 @@
 //! The planner: which compiled variant serves a problem, with what grid, and how much workspace.
-//! Families are routed by M (decode `Dec` for M <= 64, `Wmma` above); within a family the tile
-//! is chosen against the SM count this launch really gets (see [`resolve_sms`]).
+//! Families are routed by M: for M <= 64 the decode families (`Dect`, CTA tiles, where its CTAs fill
+//! the SMs — [`prefer_cta_tiles`]; else `Dec`, persistent warps with an optional split), `Wmma`
+//! above. Tile and split are chosen against the SM count this launch really gets ([`resolve_sms`]).
 
 pub mod variants;
 

@@ -66,21 +66,12 @@ fn generate_variants(out_dir: &Path) {
             "bf16" => "DType::BF16",
             other => panic!("kernels/variants.def: unknown dtype `{other}`"),
         };
-        let zeros = match f[3] {
+        let flag = |i: usize, name: &str| match f[i] {
             "0" => "false",
             "1" => "true",
-            other => panic!("kernels/variants.def: zeros must be 0 or 1, got `{other}`"),
+            other => panic!("kernels/variants.def: {name} must be 0 or 1, got `{other}`"),
         };
-        let split = match f[8] {
-            "0" => "false",
-            "1" => "true",
-            other => panic!("kernels/variants.def: split must be 0 or 1, got `{other}`"),
-        };
-        let pre = match f[9] {
-            "0" => "false",
-            "1" => "true",
-            other => panic!("kernels/variants.def: pre must be 0 or 1, got `{other}`"),
-        };
+        let (zeros, split, pre) = (flag(3, "zeros"), flag(8, "split"), flag(9, "pre"));
         writeln!(
             rs,
             "    Variant {{ symbol: \"{}\", family: {family}, dtype: {dtype}, zeros: {zeros}, \

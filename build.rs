@@ -59,6 +59,7 @@ fn generate_variants(out_dir: &Path) {
             "dec" => "Family::Dec",
             "dect" => "Family::Dect",
             "wmma" => "Family::Wmma",
+            "wg" => "Family::Wg",
             other => panic!("kernels/variants.def: family `{other}` has no Family in src/plan/variants.rs"),
         };
         let dtype = match f[2] {

@@ -3,6 +3,7 @@
 #include "dec.cuh"
 #include "dect.cuh"
 #include "wmma.cuh"
+#include "wg.cuh"
 
 #define MATE_DT_f16 __half
 #define MATE_DT_bf16 __nv_bfloat16

@@ -44,7 +44,9 @@ fn every_envelope_configuration_has_a_variant() {
                             let cta = prefer_cta_tiles(&p, 132);
                             assert_eq!(v.family, if cta { Family::Dect } else { Family::Dec }, "M={m} K={k} N={n}");
                         } else {
-                            assert_eq!(v.family, Family::Wmma);
+                            assert_eq!(v.family, Family::Wg);
+                            let sm80 = Caps { wgmma: false, ..Caps::uniform(132, 2) };
+                            assert_eq!(VARIANTS[plan(&p, &sm80).unwrap().variant].family, Family::Wmma);
                         }
                         assert_eq!(pl.block[0], v.threads());
                         // The grid covers M and N exactly once.
@@ -67,6 +69,23 @@ fn every_envelope_configuration_has_a_variant() {
                                 assert_eq!(pl.grid[1] as i64 * v.tn as i64, n);
                                 let covered = pl.grid[0] as i64 * v.tm as i64;
                                 assert!(covered >= m && covered - m < v.tm as i64);
+                            }
+                            Family::Wg => {
+                                // tiles cover M and N once (a last half tile when N % 128 == 64)
+                                let covered = pl.grid[0] as i64 * v.tm as i64;
+                                assert!(covered >= m && covered - m < v.tm as i64);
+                                let cn = pl.grid[1] as i64 * v.tn as i64;
+                                assert!(cn >= n && cn - n < v.tn as i64);
+                                // every split CTA gets at least one chunk; whole K: one CTA per tile
+                                let split = pl.grid[2] as i64;
+                                assert!(split >= 1 && split <= k / 64);
+                                assert_eq!(split > 1 || v.split, v.split);
+                                let tiles = pl.grid[0] as i64 * pl.grid[1] as i64;
+                                if v.split {
+                                    assert!(pl.workspace_bytes >= tiles * split * (v.tm * v.tn) as i64 * 4 + tiles * 4);
+                                } else {
+                                    assert_eq!(pl.workspace_bytes, 0);
+                                }
                             }
                         }
                     }
@@ -111,6 +130,21 @@ fn decode_token_tile_is_the_smallest_that_holds_m() {
         let pl = plan(&problem(m, 4096, 4096, 128, false, DType::F16), &Caps::uniform(132, 2)).unwrap();
         assert_eq!(VARIANTS[pl.variant].tm, tm, "M = {m}");
     }
+}
+
+#[test]
+fn wg_tile_and_split_follow_the_cost_model() {
+    // Small grids split K to fill the SMs; big M takes the big token tile and no split.
+    let caps = Caps::uniform(132, 1);
+    let small = plan(&problem(128, 4096, 4096, 128, false, DType::F16), &caps).unwrap();
+    assert!(small.grid[0] as i64 * small.grid[1] as i64 * small.grid[2] as i64 >= 64, "{small:?}");
+    let big = plan(&problem(4096, 8192, 57344, 128, false, DType::F16), &caps).unwrap();
+    assert_eq!(VARIANTS[big.variant].tm, 256);
+    assert_eq!(big.grid[2], 1);
+    // Fewer SMs (the launch's resolved count) never means a larger split.
+    let p = problem(256, 8192, 8192, 128, false, DType::F16);
+    let (wide, narrow) = (plan(&p, &Caps::uniform(132, 1)).unwrap(), plan(&p, &Caps::uniform(16, 1)).unwrap());
+    assert!(narrow.grid[2] <= wide.grid[2], "{narrow:?} vs {wide:?}");
 }
 
 #[test]

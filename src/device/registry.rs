@@ -105,7 +105,7 @@ fn load(index: i32) -> Result<DeviceState> {
     if prev != ctx && !prev.is_null() {
         driver::check(d, unsafe { (d.cuCtxSetCurrent)(prev) }, "cuCtxSetCurrent")?;
     }
-    Ok(DeviceState { ctx, _module: module, functions, caps: Caps { sm_count: sm_count as i64, occupancy }, capability })
+    Ok(DeviceState { ctx, _module: module, functions, caps: Caps { sm_count: sm_count as i64, occupancy, wgmma: capability == (9, 0) }, capability })
 }
 
 /// The loaded state of CUDA device `index` (loads on first use).

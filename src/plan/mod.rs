@@ -1,8 +1,11 @@
 //! The planner: which compiled variant serves a problem, with what grid, and how much workspace.
 //! Families are routed by M: for M <= 64 the decode families (`Dect`, CTA tiles, where its CTAs fill
-//! the SMs — [`prefer_cta_tiles`]; else `Dec`, persistent warps with an optional split), `Wmma`
-//! above. Tile and split are chosen against the SM count this launch really gets ([`resolve_sms`]).
+//! the SMs — [`prefer_cta_tiles`]; else `Dec`, persistent warps with an optional split); above,
+//! `Wg` (wgmma, token tile and K split from the cost model in [`cost`]) on Hopper, `Wmma` on
+//! devices without wgmma. Tile and split are chosen against the SM count this launch really gets
+//! ([`resolve_sms`]).
 
+pub mod cost;
 pub mod variants;
 
 use crate::call::Problem;
@@ -22,13 +25,20 @@ pub struct Caps {
     pub sm_count: i64,
     /// Indexed like [`VARIANTS`].
     pub occupancy: Vec<i32>,
+    /// The device runs sm_90a code (wgmma): the `Wg` family is available.
+    pub wgmma: bool,
 }
 
 impl Caps {
-    /// Caps for tests and tools without a device: `blocks` CTAs per SM for every variant.
+    /// Caps of a Hopper-like device for tests and tools: `blocks` CTAs per SM for every variant.
     pub fn uniform(sm_count: i64, blocks: i32) -> Caps {
-        Caps { sm_count, occupancy: vec![blocks; VARIANTS.len()] }
+        Caps { sm_count, occupancy: vec![blocks; VARIANTS.len()], wgmma: true }
     }
+}
+
+/// Whether the device described by `caps` can run variant `v` at all.
+pub fn runs_on(v: &Variant, caps: &Caps) -> bool {
+    v.family != Family::Wg || caps.wgmma
 }
 
 /// A launch decision.
@@ -93,6 +103,7 @@ struct PlanKey {
     sms: i64,
     device_sms: i64,
     occupancy_sum: i64,
+    wgmma: bool,
 }
 
 static CACHE: Lazy<RwLock<HashMap<PlanKey, Plan>>> = Lazy::new(|| RwLock::new(HashMap::new()));
@@ -135,14 +146,43 @@ pub fn force_variant(symbol: Option<&str>) -> Result<()> {
 
 /// Whether `v` can compute `p` (dtype, zero points, shape divisibility, token tile).
 pub fn serves(v: &Variant, p: &Problem) -> bool {
-    let basic = v.dtype == p.dtype && v.zeros == p.meta.has_zeros && p.n() % v.tn as i64 == 0;
+    // wg: a last tile of 64 features leaves its second warpgroup idle (kernels/wg.cuh).
+    let n_step = if v.family == Family::Wg { v.tn as i64 / 2 } else { v.tn as i64 };
+    let basic = v.dtype == p.dtype && v.zeros == p.meta.has_zeros && p.n() % n_step == 0;
     basic
         && match v.family {
             // The post-scale path needs whole 64-deep chunks per group.
             Family::Dec => p.m <= v.tm as i64 && (v.pre || p.meta.group() % 64 == 0),
             Family::Dect => p.m <= v.tm as i64,
-            Family::Wmma => true,
+            Family::Wmma | Family::Wg => true,
         }
+}
+
+/// wg: the token tile and split with the least estimated time ([`cost::WG_COST`]); a forced
+/// variant keeps its tile and gets the best split its instantiation allows.
+fn wg_shape(p: &Problem, caps: &Caps, sms: i64, only: Option<usize>) -> Option<(usize, i64)> {
+    let chunks = p.k() / 64;
+    let mut best: Option<(usize, i64, f64)> = None;
+    for (i, v) in VARIANTS.iter().enumerate() {
+        if v.family != Family::Wg || !serves(v, p) || only.is_some_and(|o| o != i) {
+            continue;
+        }
+        let tm = v.tm as i64;
+        let tiles = (p.m + tm - 1) / tm * ((p.n() + v.tn as i64 - 1) / v.tn as i64);
+        let slots = sms * caps.occupancy[i].max(1) as i64;
+        let c = &cost::WG_COST;
+        let (s, t) = if v.split {
+            (2..=cost::WG_MAX_SPLIT.min(chunks).max(2))
+                .map(|s| (s.min(chunks), c.estimate(tm, tiles, s.min(chunks), chunks, slots)))
+                .fold((1, f64::INFINITY), |b, x| if x.1 < b.1 { x } else { b })
+        } else {
+            (1, c.estimate(tm, tiles, 1, chunks, slots))
+        };
+        if best.map_or(true, |b| t < b.2) {
+            best = Some((i, s, t));
+        }
+    }
+    best.map(|(i, s, _)| (i, s))
 }
 
 /// dec sizing for variant `v`: (total warps, CTAs, estimated units on the busiest warp).
@@ -173,8 +213,11 @@ pub fn prefer_cta_tiles(p: &Problem, sms: i64) -> bool {
 }
 
 fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
-    let candidates = VARIANTS.iter().enumerate().filter(|(_, v)| serves(v, p));
+    let candidates = VARIANTS.iter().enumerate().filter(|(_, v)| serves(v, p) && runs_on(v, caps));
     if p.m > DEC_MAX_M {
+        if caps.wgmma {
+            return wg_shape(p, caps, sms, None).map(|(i, _)| i);
+        }
         return candidates.filter(|(_, v)| v.family == Family::Wmma).map(|(i, _)| i).next();
     }
     if prefer_cta_tiles(p, sms) {
@@ -219,6 +262,7 @@ pub fn plan(p: &Problem, caps: &Caps) -> Result<Plan> {
         sms,
         device_sms: caps.sm_count,
         occupancy_sum: caps.occupancy.iter().map(|&o| o as i64).sum(),
+        wgmma: caps.wgmma,
     };
     if forced.is_none() {
         if let Some(hit) = CACHE.read().unwrap().get(&key) {
@@ -244,6 +288,9 @@ fn plan_uncached(p: &Problem, caps: &Caps, sms: i64, forced: Option<String>) -> 
             if !serves(&VARIANTS[i], p) {
                 return Err(arg_err("variant", sym, format!("the forced variant cannot serve this call ({p:?})")));
             }
+            if !runs_on(&VARIANTS[i], caps) {
+                return Err(arg_err("variant", sym, "the forced variant needs wgmma (sm_90a); this device has none"));
+            }
             i
         }
         None => choose(p, caps, sms).ok_or_else(|| {
@@ -268,8 +315,21 @@ fn plan_uncached(p: &Problem, caps: &Caps, sms: i64, forced: Option<String>) -> 
         }
         Family::Dect => ([tiles_n, 1, 1], 0, 0, 0),
         Family::Wmma => ([(p.m + v.tm as i64 - 1) / v.tm as i64, tiles_n, 1], 0, 0, 0),
+        Family::Wg => {
+            let (_, split) = wg_shape(p, caps, sms, Some(idx))
+                .ok_or_else(|| Error::Internal(format!("wg variant {} has no shape for {p:?}", v.symbol)))?;
+            let tiles = [(p.m + v.tm as i64 - 1) / v.tm as i64, (p.n() + v.tn as i64 - 1) / v.tn as i64];
+            // kernels/wg.cuh: fp32 partial tiles [tile][split][tm * tn], then one ticket per tile.
+            let ws = if v.split {
+                let n_tiles = tiles[0] * tiles[1];
+                (n_tiles * split * (v.tm * v.tn) as i64 * 4 + n_tiles * 4 + 255) / 256 * 256
+            } else {
+                0
+            };
+            ([tiles[0], tiles[1], split], 0, 0, ws)
+        }
     };
-    if grid[0] > i32::MAX as i64 || grid[1] > 65535 {
+    if grid[0] > i32::MAX as i64 || grid[1] > 65535 || grid[2] > 65535 {
         return Err(arg_err("x", format!("M = {}, N = {}", p.m, p.n()), "too many tiles for one launch"));
     }
     Ok(Plan {

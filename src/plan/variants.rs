@@ -12,7 +12,12 @@ pub enum Family {
     /// memory; whole K, pre-scale, registers as the in-flight buffer (kernels/dect.cuh).
     Dect,
     /// The first correct kernel: WMMA over a dequantized shared-memory tile, whole K per CTA.
+    /// Kept for devices without wgmma (sm_80) above the decode tiles.
     Wmma,
+    /// Hopper warpgroup MMA (sm_90a): the transposed product with the dequantized weights as the
+    /// register operand, a cp.async ring of 64-deep chunks, optional split K over grid.z
+    /// (kernels/wg.cuh).
+    Wg,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -27,9 +32,10 @@ pub struct Variant {
     pub tn: u32,
     /// Warps per CTA (dec: warps splitting K).
     pub wk: u32,
-    /// dec: shared-memory ring stages per warp (p - 1 units in flight).
+    /// dec: shared-memory ring stages per warp (p - 1 units in flight); wg: per CTA.
     pub p: u32,
-    /// dec: warps may split a stripe group's K (partials in the workspace); false = whole K.
+    /// dec: warps may split a stripe group's K (partials in the workspace); wg: CTAs of grid.z
+    /// split a tile's K; false = whole K.
     pub split: bool,
     /// dec: scale before the MMA (serves group 32); false = scale the fp32 group sums after it.
     pub pre: bool,
@@ -52,6 +58,8 @@ impl Variant {
             // kernels/dect.cuh: one fp32 partial tile per warp.
             Family::Dect => self.wk * (self.tn / 16) * (self.tm / 8) * 512,
             Family::Wmma => 0,
+            // kernels/wg.cuh wg_stage_bytes() per ring stage, plus slack to align to 1024 bytes.
+            Family::Wg => self.p * (self.tm * 128 + 5 * 1024) + 1024,
         }
     }
 }

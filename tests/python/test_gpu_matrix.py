@@ -135,7 +135,14 @@ def forced():
 
 
 def _tile_m(sym):
-    return int(sym.split("_m")[1].split("_")[0]) if ("_dec_" in sym or "_dect_" in sym) else 4096
+    return int(sym.split("_m")[1].split("_")[0]) if ("_dec_" in sym or "_dect_" in sym or "_wg_" in sym) else 4096
+
+
+def _m_values(sym):
+    tm = _tile_m(sym)
+    if "_wg_" in sym:  # any M: one partial tile, one full tile, a second tile
+        return [1, 3, tm - 1, tm, tm + 5]
+    return sorted({1, 3, tm - 1, tm} & set(range(1, 129)))
 
 
 @pytest.mark.parametrize("sym", VARIANTS)
@@ -146,7 +153,7 @@ def test_every_variant_forced(sym, forced):
     sym_cfg = "_sym" in sym
     forced(sym)
     for (K, N), g, act in (((384, 320 if "_n32" not in sym else 384), 64, True), ((1536, 2048), 128, False)):
-        for M in sorted({1, 3, _tile_m(sym) - 1, _tile_m(sym)} & set(range(1, 129))):
+        for M in _m_values(sym):
             ck = random_gptq(K, N, g, sym_cfg, dtype, "cuda", desc_act=act)
             fr = frame_from_gptq_v2(ck)
             x = torch.randn(M, K, device="cuda").to(dtype)
@@ -191,6 +198,30 @@ def test_decode_variants_parity(dtype, sym, forced):
     # dect rounds each scaled weight to the activation dtype before the MMA (pre-scale); the
     # post-scale whole-K result does not: they differ by that rounding, within the dtype's bound.
     assert errors(tiles[0], whole[0].double())[0] < BOUND[dtype]
+    for s_ in [v for v in VARIANTS if prefix in v and v.endswith("_split")]:
+        forced(s_)
+        for sms in (7, 33, 132):
+            a = run_out(x, fr, num_sms=sms)
+            assert torch.equal(a, run_out(x, fr, num_sms=sms)), (s_, sms)
+            assert errors(a, whole[0].double())[0] < BOUND[dtype] / 4, (s_, sms)
+
+
+@pytest.mark.parametrize("dtype,sym", [(torch.float16, True), (torch.bfloat16, False)])
+def test_wg_variants_parity(dtype, sym, forced):
+    """wgmma family: whole-K variants of every token tile accumulate each output over the same
+    chunks in the same order: bit-identical. Split variants reorder the fp32 sum across CTAs:
+    bit-identical across reruns for each SM count, close to whole K."""
+    prefix = f"_wg_{'bf16' if dtype == torch.bfloat16 else 'f16'}_{'sym' if sym else 'zp'}_"
+    ck = random_gptq(4096, 6144, 128, sym, dtype, "cuda")
+    fr = frame_from_gptq_v2(ck)
+    x = torch.randn(200, 4096, device="cuda").to(dtype)
+    whole = []
+    for s_ in [v for v in VARIANTS if prefix in v and v.endswith("_whole")]:
+        forced(s_)
+        whole.append(run_out(x, fr))
+    assert len(whole) >= 2 and all(torch.equal(whole[0], o) for o in whole[1:])
+    total, col = errors(whole[0], reference(ck, x, None))
+    assert total <= BOUND[dtype] and col <= 5 * BOUND[dtype]
     for s_ in [v for v in VARIANTS if prefix in v and v.endswith("_split")]:
         forced(s_)
         for sms in (7, 33, 132):

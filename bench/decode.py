@@ -182,13 +182,17 @@ def dry_run(torch, A, arms, args, dtype):
     for M in (1, 16):
         x = torch.randn(M, K).to(dtype)
         for a in arms:
+            if a == "triton" and dtype == torch.bfloat16:
+                # Triton 3.6's interpreter converts int -> bf16 wrongly (a 16x16 probe: NaN); the GPU run checks it
+                print(f"dry-run K={K} N={N} M={M} arm={a} skipped: the interpreter cannot run bf16", flush=True)
+                continue
             arm = A.build(a, K, N, args.group, dtype, "cpu", args.zp, copies=2)
             xa = x.to(arm.dtype)
             chk = arm.check(xa)
             for c in arm.calls(xa):
                 c()
             bad += not chk["ok"]
-            print(f"dry-run K={K} N={N} M={M:2d} {a:9s} {'ok ' if chk['ok'] else 'BAD'} {chk}", flush=True)
+            print(f"dry-run K={K} N={N} M={M} arm={a} {'ok' if chk['ok'] else 'BAD'} {chk}", flush=True)
     return 1 if bad else 0
 
 

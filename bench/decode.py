@@ -1,11 +1,17 @@
 """Decode-path benchmark (M <= 64): per-call device time in a CUDA graph of back-to-back calls over
 rotating weight copies (>= 10x L2), median of 7 replays after warm-up (bench/timing.py).
 
-Arms, all in one run: `read` (a pure streaming read of the bytes the GEMM must read: qweight +
-scales (+ zeros), Triton), `mate` (torch.ops.mate.w4a16_gemm.out), `fp16` / `bf16`
-(torch.nn.functional.linear). Headline config: group 128, symmetric, fp16, no act order.
+Arms, all in one run (bench/arms.py): `read` (a pure streaming read of the bytes the GEMM must
+read: qweight + scales (+ zeros), Triton), `mate` (torch.ops.mate.w4a16_gemm.out), `triton` (the
+straightforward Triton W4A16 peer, bench/triton_w4a16.py), `tinygemm` (torch._weight_int4pack_mm,
+bf16 activations), `fp16` / `bf16` (torch.nn.functional.linear). Each arm has its own rotating
+copies of its own format and is checked against float64 at every (shape, M) before it is timed;
+an arm that fails its check (or cannot be built) is recorded with its error, not timed, and the
+script exits 1 after writing the JSON. Arms run interleaved per M, order alternating.
+Headline config: group 128, symmetric, fp16, no act order.
 
     python3 bench/decode.py --library target/release/libmate.so --json OUT.json [--png OUT.png]
+    python3 bench/decode.py --library ... --dry-run   # CPU: tiny versions of every arm, checks only
 """
 
 from __future__ import annotations
@@ -13,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -39,116 +44,156 @@ SHAPES = {  # name: (K, N)
 M_LIST = [1, 2, 4, 8, 16, 32, 64]
 
 
-def main():
+def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--library")
     ap.add_argument("--json")
     ap.add_argument("--png")
     ap.add_argument("--shapes", default=",".join(SHAPES))
     ap.add_argument("--m", default=",".join(map(str, M_LIST)))
-    ap.add_argument("--arms", default="read,mate,fp16,bf16")
+    ap.add_argument("--arms", default="read,mate,triton,tinygemm,fp16,bf16")
     ap.add_argument("--group", type=int, default=128)
     ap.add_argument("--zp", action="store_true")
     ap.add_argument("--dtype", default="float16")
     ap.add_argument("--variants", default="", help="comma list of variant symbols (or 'dec') to force as extra arms")
-    args = ap.parse_args()
+    ap.add_argument("--dry-run", action="store_true", help="CPU, tiny shapes, Triton interpreted: build and check every arm, no timing")
+    args = ap.parse_args(argv)
     if args.library:
         os.environ["MATE_LIBRARY"] = args.library
+    if args.dry_run:
+        os.environ["TRITON_INTERPRET"] = "1"  # read before triton is imported
     import torch
-    import triton
-    import triton.language as tl
 
     import mate  # noqa: F401
-    from bench.timing import copies_for, graph_time_us
-    from checkpoints import pack_cols, pack_frame_v2
-
-    @triton.jit
-    def _read(ptr, out, n, BLOCK: tl.constexpr):
-        pid = tl.program_id(0)
-        offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-        v = tl.load(ptr + offs, mask=offs < n, other=0, cache_modifier=".cg")
-        tl.store(out + pid, tl.xor_sum(v, 0))
+    from bench import arms as A
 
     dtype = getattr(torch, args.dtype)
     arms = args.arms.split(",")
-    rows = []
+    for a in arms:
+        if a not in A.ARMS:
+            ap.error(f"--arms: unknown arm {a!r}; arms are {', '.join(A.ARMS)}")
+    if args.dry_run:
+        return dry_run(torch, A, arms, args, dtype)
+    from bench.timing import copies_for, graph_time_us
+
+    torch.manual_seed(0)
+    rows, failures = [], []
     for name in args.shapes.split(","):
         K, N = SHAPES[name]
         G = K if args.group == -1 else args.group
-        w_bytes = K * N // 2 + (K // G) * N * 2 + ((K // G) * N // 2 if args.zp else 0)
-        R = copies_for(w_bytes)
-        frames = []
-        for _ in range(R):
-            q = torch.randint(0, 16, (K, N), device="cuda")
-            qw = pack_frame_v2(q)
-            del q
-            s = (torch.rand(K // G, N, device="cuda") * 0.02 + 0.002).to(dtype)
-            z = pack_cols(torch.randint(0, 16, (K // G, N), device="cuda")) if args.zp else None
-            meta = torch.ops.mate.frame_meta(K, N, args.group, args.zp, False)
-            frames.append((qw, meta, s, z))
-        # the read arm reads one buffer per copy with the same byte count
-        read_bufs = [torch.randint(-(2**31), 2**31 - 1, (w_bytes // 4,), dtype=torch.int32, device="cuda") for _ in range(R)]
-        BLOCK = 4096
-        sink = torch.empty(triton.cdiv(w_bytes // 4, BLOCK), dtype=torch.int32, device="cuda")
-        dense = None
-        for M in map(int, args.m.split(",")):
+        w_bytes = A.mate_bytes(K, N, G, args.zp)
+        built = {}
+        for a in arms:
+            try:
+                built[a] = A.build(a, K, N, args.group, dtype, "cuda", args.zp)
+            except Exception as e:  # an arm that cannot serve this config: recorded, not fatal
+                built[a] = f"{type(e).__name__}: {e}"
+                failures.append(f"{name} {a}: {built[a]}")
+                print(f"   {name}: arm {a} not built: {built[a]}", flush=True)
+        for mi, M in enumerate(map(int, args.m.split(","))):
             x = torch.randn(M, K, device="cuda").to(dtype)
-            out = torch.empty(M, N, device="cuda", dtype=dtype)
-            res = dict(shape=name, K=K, N=N, M=M, group=args.group, zp=args.zp, dtype=args.dtype, copies=R, bytes=w_bytes)
-            if "read" in arms:
-                calls = [lambda b=b: _read[(triton.cdiv(b.numel(), BLOCK),)](b, sink, b.numel(), BLOCK=BLOCK, num_warps=8) for b in read_bufs]
-                res["read"] = graph_time_us(calls)
-            if "mate" in arms:
-                need = torch.ops.mate.w4a16_workspace_size(x, frames[0][1])
-                ws = torch.zeros(max(need, 1), dtype=torch.uint8, device="cuda") if need else None
-                calls = [lambda f=f: torch.ops.mate.w4a16_gemm.out(x, f[0], f[1], f[2], f[3], None, None, args.group, workspace=ws, out=out) for f in frames]
-                res["mate"] = graph_time_us(calls)
-                res["workspace_bytes"] = need
-            forced = [v for v in torch.ops.mate._variants() if args.variants == "dec" and "_dec_" in v] if args.variants == "dec" else [v for v in args.variants.split(",") if v]
-            for sym in forced:
+            res = dict(shape=name, K=K, N=N, M=M, group=args.group, zp=args.zp, dtype=args.dtype,
+                       copies=copies_for(w_bytes), bytes=w_bytes)
+            for a in arms if mi % 2 == 0 else arms[::-1]:
+                arm = built[a]
+                if isinstance(arm, str):
+                    res[a] = {"error": arm}
+                    continue
+                xa = x.to(arm.dtype)
                 try:
-                    torch.ops.mate._force_variant(sym)
-                    need = torch.ops.mate.w4a16_workspace_size(x, frames[0][1])
-                    ws = torch.zeros(max(need, 1), dtype=torch.uint8, device="cuda")
-                    calls = [lambda f=f: torch.ops.mate.w4a16_gemm.out(x, f[0], f[1], f[2], f[3], None, None, args.group, workspace=ws, out=out) for f in frames]
-                    res[sym] = graph_time_us(calls)
-                except Exception as e:  # a variant that cannot serve this M / dtype
-                    pass
-                finally:
-                    torch.ops.mate._force_variant(None)
-            if forced:
-                best = sorted((res[k]["median_us"], k) for k in res if k.startswith("mate_"))
-                print(f"   {name} M={M}: " + "  ".join(f"{k.replace('mate_dec_', '')}={t:.2f}" for t, k in best[:6]), flush=True)
-            for arm, dt in (("fp16", torch.float16), ("bf16", torch.bfloat16)):
-                if arm in arms:
-                    if dense is None or dense[0].dtype != dt:
-                        dense = None
-                        torch.cuda.empty_cache()
-                        dense = [torch.randn(N, K, device="cuda", dtype=dt) for _ in range(copies_for(N * K * 2))]
-                    xd = x.to(dt)
-                    res[arm] = graph_time_us([lambda w=w: torch.nn.functional.linear(xd, w) for w in dense])
+                    chk = arm.check(xa)
+                    if not chk["ok"]:
+                        raise AssertionError(f"failed its float64 check: {chk}")
+                    res[a] = dict(graph_time_us(arm.calls(xa)), check=chk, copies=arm.copies, bytes_per_copy=arm.nbytes)
+                except Exception as e:  # recorded and reported; the other arms still run
+                    res[a] = {"error": f"{type(e).__name__}: {e}"}
+                    failures.append(f"{name} M={M} {a}: {res[a]['error']}")
+                    print(f"   {name} M={M}: arm {a} FAILED: {res[a]['error']}", flush=True)
+            if "mate" in built and not isinstance(built["mate"], str):
+                forced_variants(torch, built["mate"], x, res, args.variants, graph_time_us, name, M)
             rows.append(res)
-            line = f"{name:18s} M={M:3d}"
-            for arm in arms:
-                if arm in res:
-                    line += f"  {arm} {res[arm]['median_us']:8.2f}"
-            if "read" in res and "mate" in res:
-                line += f"  mate/read {res['mate']['median_us'] / res['read']['median_us']:5.2f}"
-            if "fp16" in res and "mate" in res:
-                line += f"  fp16/mate {res['fp16']['median_us'] / res['mate']['median_us']:5.2f}"
-            print(line, flush=True)
-        del frames, read_bufs, dense
+            print(table_line(res, arms), flush=True)
+        del built
         torch.cuda.empty_cache()
     if args.json:
         commit = os.environ.get("MATE_COMMIT") or subprocess.run(
             ["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
         Path(args.json).write_text(json.dumps(dict(
             what="bench/decode.py", gpu=torch.cuda.get_device_name(), commit=commit, date=time.strftime("%Y-%m-%d"),
-            torch=torch.__version__,
-            method="CUDA graph of back-to-back calls over rotating weight copies (>= 10x 60 MB L2), 2 warm-up + 7 timed replays; per-call median/min/max (us)",
+            torch=torch.__version__, arms=arms, failures=failures,
+            method="CUDA graph of back-to-back calls over rotating weight copies (>= 10x 60 MB L2, each arm its own "
+                   "format), 2 warm-up + 7 timed replays; per-call median/min/max (us); arms interleaved per M, order "
+                   "alternating; each arm checked against float64 (rel_err, worst_col <= 5x bound) before timing",
             rows=rows), indent=1))
     if args.png:
         plot(rows, args.png)
+    if failures:
+        print(f"{len(failures)} arm failure(s):\n  " + "\n  ".join(failures), file=sys.stderr)
+        return 1
+    return 0
+
+
+def forced_variants(torch, mate_arm, x, res, variants, graph_time_us, name, M):
+    """--variants: extra mate arms with one kernel variant forced (skipped where it cannot serve)."""
+    if variants == "dec":
+        forced = [v for v in torch.ops.mate._variants() if "_dec_" in v]
+    else:
+        forced = [v for v in variants.split(",") if v]
+    for sym in forced:
+        try:
+            torch.ops.mate._force_variant(sym)
+            res[sym] = graph_time_us(mate_arm.calls(x))
+        except Exception:  # a variant that cannot serve this M / dtype
+            pass
+        finally:
+            torch.ops.mate._force_variant(None)
+    if forced:
+        best = sorted((res[k]["median_us"], k) for k in res if k.startswith("mate_"))
+        print(f"   {name} M={M}: " + "  ".join(f"{k.replace('mate_dec_', '')}={t:.2f}" for t, k in best[:6]), flush=True)
+
+
+def us(res, arm):
+    r = res.get(arm)
+    return r["median_us"] if isinstance(r, dict) and "median_us" in r else None
+
+
+def table_line(res, arms):
+    line = f"{res['shape']:18s} M={res['M']:3d}"
+    for arm in arms:
+        t = us(res, arm)
+        line += f"  {arm} {t:8.2f}" if t is not None else f"  {arm} {'ERR':>8s}"
+    mate, read, fp16 = us(res, "mate"), us(res, "read"), us(res, "fp16")
+    if mate and read:
+        line += f"  mate/read {mate / read:5.2f}"
+    if mate and fp16:
+        line += f"  fp16/mate {fp16 / mate:5.2f}"
+    return line
+
+
+DRY_SHAPE = (256, 128)  # K, N: the smallest that every arm's layout accepts (tinygemm: K % 128)
+
+
+def dry_run(torch, A, arms, args, dtype):
+    """Every arm built tiny on the CPU (Triton interpreted) and checked against float64; every
+    call of every copy run once. No timing: CPU graphs do not exist."""
+    torch.manual_seed(0)
+    K, N = DRY_SHAPE
+    bad = 0
+    for M in (1, 16):
+        x = torch.randn(M, K).to(dtype)
+        for a in arms:
+            if a == "triton" and dtype == torch.bfloat16:
+                # Triton 3.6's interpreter converts int -> bf16 wrongly (a 16x16 probe: NaN); the GPU run checks it
+                print(f"dry-run K={K} N={N} M={M} arm={a} skipped: the interpreter cannot run bf16", flush=True)
+                continue
+            arm = A.build(a, K, N, args.group, dtype, "cpu", args.zp, copies=2)
+            xa = x.to(arm.dtype)
+            chk = arm.check(xa)
+            for c in arm.calls(xa):
+                c()
+            bad += not chk["ok"]
+            print(f"dry-run K={K} N={N} M={M} arm={a} {'ok' if chk['ok'] else 'BAD'} {chk}", flush=True)
+    return 1 if bad else 0
 
 
 def plot(rows, path):
@@ -159,9 +204,10 @@ def plot(rows, path):
     fig, axes = plt.subplots(3, 4, figsize=(16, 10), squeeze=False)
     for ax, sh in zip(axes.flat, shapes):
         rs = [r for r in rows if r["shape"] == sh]
-        for arm in ("read", "mate", "fp16", "bf16"):
-            if arm in rs[0]:
-                ax.plot([r["M"] for r in rs], [r[arm]["median_us"] for r in rs], marker="o", label=arm)
+        for arm in ("read", "mate", "triton", "tinygemm", "fp16", "bf16"):
+            pts = [(r["M"], us(r, arm)) for r in rs if us(r, arm) is not None]
+            if pts:
+                ax.plot(*zip(*pts), marker="o", label=arm)
         ax.set_xscale("log", base=2)
         ax.set_title(sh)
         ax.set_xlabel("M")
@@ -172,4 +218,4 @@ def plot(rows, path):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

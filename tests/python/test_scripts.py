@@ -148,3 +148,38 @@ def test_sanitize_sh_fails_when_the_sanitizer_cannot_run(tmp_path):
     e = rep["tools"]["initcheck"]
     assert not rep["ok"] and e["errors_reported"] is None
     assert any("did not finish" in p for p in e["problems"]) and any("no summary" in p for p in e["problems"])
+
+
+# bench/decode.py and bench/decode_step.py time CUDA graphs; their --dry-run builds a tiny version of
+# every arm on the CPU (Triton interpreted) and runs its float64 check, so a broken arm shows here.
+BENCH = ROOT / "bench"
+
+
+def _dry(script, *args):
+    return subprocess.run([sys.executable, str(BENCH / script), "--dry-run", *args], env=_env(),
+                          capture_output=True, text=True, timeout=300)
+
+
+def _verdicts(stdout):
+    """(M, arm) -> "ok" / "BAD" from the dry-run lines."""
+    import re
+
+    return {(int(m), a): v for m, a, v in re.findall(r"^dry-run .*M=(\d+) arm=(\w+) (ok|BAD)", stdout, re.M)}
+
+
+def test_decode_dry_run_checks_every_arm():
+    r = _dry("decode.py")
+    assert r.returncode == 0, r.stdout + r.stderr
+    arms = ("read", "mate", "triton", "tinygemm", "fp16", "bf16")
+    assert _verdicts(r.stdout) == {(m, a): "ok" for m in (1, 16) for a in arms}, r.stdout
+
+
+def test_decode_refuses_an_unknown_arm():
+    r = _dry("decode.py", "--arms", "mate,cublas")
+    assert r.returncode == 2 and "unknown arm 'cublas'" in r.stderr, r.stderr
+
+
+def test_decode_step_dry_run_checks_every_arm():
+    r = _dry("decode_step.py")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert _verdicts(r.stdout) == {(m, a): "ok" for m in (1, 16) for a in ("read", "mate", "fp16", "bf16")}, r.stdout

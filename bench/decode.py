@@ -56,18 +56,12 @@ def main():
         os.environ["MATE_LIBRARY"] = args.library
     import torch
     import triton
-    import triton.language as tl
 
     import mate  # noqa: F401
     from bench.timing import copies_for, graph_time_us
     from checkpoints import pack_cols, pack_frame_v2
 
-    @triton.jit
-    def _read(ptr, out, n, BLOCK: tl.constexpr):
-        pid = tl.program_id(0)
-        offs = pid.to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
-        v = tl.load(ptr + offs, mask=offs < n, other=0, cache_modifier=".cg")
-        tl.store(out + pid, tl.xor_sum(v, 0))
+    from bench.stream_read import read_kernel as _read  # shared with bench/e2e.py
 
     dtype = getattr(torch, args.dtype)
     arms = args.arms.split(",")

@@ -13,7 +13,7 @@ from torch import nn
 
 transformers = pytest.importorskip("transformers", reason="transformers is pinned in requirements.txt")
 
-from mate.hf import FusedProjection, FusedSlice, swap_linears  # noqa: E402
+from mate.hf import FusedProjection, FusedSlice, dequantize_linears_, swap_linears  # noqa: E402
 from mate.linear import W4A16Linear  # noqa: E402
 from mate.quantize import rtn_quantize  # noqa: E402
 from reference64 import dequantize_gptq  # noqa: E402
@@ -111,3 +111,12 @@ def test_unservable_layers_stay_float():
     assert report["swapped"] == ["2"]
     assert set(report["skipped"]) == {"0", "1"} and "multiples of 64" in report["skipped"]["0"]
     assert type(model[0]) is nn.Linear and isinstance(model[2], W4A16Linear)
+
+
+def test_dequantize_linears_is_the_reference_twin():
+    model = tiny_llama(False)
+    want = dequantized_twin(model, 64, False)
+    changed = dequantize_linears_(model, group_size=64, sym=False, dtype=torch.float16)
+    assert len(changed) == 7 * LAYERS and "lm_head" not in changed
+    for (n, a), (_, b) in zip(model.named_parameters(), want.named_parameters()):
+        assert torch.equal(a, b), n

@@ -19,8 +19,9 @@ import torch
 from torch import nn
 
 from .linear import W4A16Linear
+from .quantize import rtn_dequantize
 
-__all__ = ["FUSE_GROUPS", "FusedProjection", "FusedSlice", "swap_linears", "iter_w4a16"]
+__all__ = ["FUSE_GROUPS", "FusedProjection", "FusedSlice", "swap_linears", "dequantize_linears_", "iter_w4a16"]
 
 # (fused name, projections sharing one input), the names vLLM's packed_modules_mapping uses.
 FUSE_GROUPS = (("qkv_proj", ("q_proj", "k_proj", "v_proj")), ("gate_up_proj", ("gate_proj", "up_proj")))
@@ -125,3 +126,18 @@ def iter_w4a16(model: nn.Module):
     for name, m in model.named_modules():
         if isinstance(m, W4A16Linear):
             yield name, m
+
+
+def dequantize_linears_(model: nn.Module, *, group_size: int = 128, sym: bool = True, dtype: torch.dtype | None = None,
+                        skip: tuple[str, ...] = ("lm_head",)) -> list[str]:
+    """The float twin of ``swap_linears``: in place, every ``nn.Linear`` it would quantize gets
+    the RTN-dequantized weight ``(q - z) * s`` (in the weight's own dtype), for comparing a
+    swapped model with the same weights run in float. Returns the names changed."""
+    done = []
+    for name, m in model.named_modules():
+        if type(m) is not nn.Linear or name in skip or name.rsplit(".", 1)[-1] in skip or not _servable(m, group_size):
+            continue
+        with torch.no_grad():
+            m.weight.copy_(rtn_dequantize(m.weight, group_size=group_size, sym=sym, dtype=dtype))
+        done.append(name)
+    return done

@@ -73,15 +73,18 @@ def main(argv=None):
     w16 = torch.randn(N, K, generator=gen).half().to(dev)
     qw, meta, s = fr.qweight, fr.meta, fr.scales
     op_out, op = torch.ops.mate.w4a16_gemm.out, torch.ops.mate.w4a16_gemm
+    need = torch.ops.mate.w4a16_workspace_size(x, meta)  # preallocated, as serving does (README "Workspace")
+    ws = torch.zeros(need, dtype=torch.uint8, device=dev) if need else None
 
     @torch.library.custom_op("mate_bench_py::w4a16_out", mutates_args=("out",), schema=(
         "(Tensor x, Tensor qweight, int[] frame_meta, Tensor scales, int group_size, Tensor(a!) out) -> ()"))
     def py_wrapper(x, qweight, frame_meta, scales, group_size, out):
-        torch.ops.mate.w4a16_gemm.out(x, qweight, frame_meta, scales, None, None, None, group_size, out=out)
+        torch.ops.mate.w4a16_gemm.out(x, qweight, frame_meta, scales, None, None, None, group_size, workspace=ws,
+                                      out=out)
 
     arms = {
-        "mate_out": lambda: op_out(x, qw, meta, s, None, None, None, G, out=out),
-        "mate": lambda: op(x, qw, meta, s, None, None, None, G),
+        "mate_out": lambda: op_out(x, qw, meta, s, None, None, None, G, workspace=ws, out=out),
+        "mate": lambda: op(x, qw, meta, s, None, None, None, G, workspace=ws),
         "linear": lambda: torch.nn.functional.linear(x, w16),
         "custom_op": lambda: py_wrapper(x, qw, meta, s, G, out),
     }
@@ -143,7 +146,7 @@ def main(argv=None):
         torch=torch.__version__,
         commit=commit,
         date=time.strftime("%Y-%m-%d"),
-        shape=dict(M=M, K=K, N=N, group_size=G, sym=True, dtype="float16"),
+        shape=dict(M=M, K=K, N=N, group_size=G, sym=True, dtype="float16"), workspace_bytes=need,
         method=(f"eager CPU issue time per call: bursts of {args.calls} back-to-back calls timed with "
                 f"time.perf_counter_ns, torch.cuda.synchronize between bursts (never inside), arms interleaved "
                 f"with alternating order, {args.warmup} warm-up bursts per arm, median/p10/p90 over "

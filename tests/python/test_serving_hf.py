@@ -120,3 +120,26 @@ def test_dequantize_linears_is_the_reference_twin():
     assert len(changed) == 7 * LAYERS and "lm_head" not in changed
     for (n, a), (_, b) in zip(model.named_parameters(), want.named_parameters()):
         assert torch.equal(a, b), n
+
+
+def test_qwen2_with_qkv_bias():
+    """Qwen2 (the e2e benchmark's second model): bias on q/k/v only, so the fused bias mixes."""
+    cfg = transformers.Qwen2Config(hidden_size=256, num_hidden_layers=LAYERS, intermediate_size=512,
+                                   num_attention_heads=4, num_key_value_heads=2, vocab_size=512)
+    torch.manual_seed(3)
+    model = transformers.Qwen2ForCausalLM(cfg).eval()
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, nn.Linear) and m.bias is not None:
+                m.bias.normal_(0, 0.02)
+    assert model.model.layers[0].self_attn.q_proj.bias is not None
+    assert model.model.layers[0].self_attn.o_proj.bias is None
+    ref = dequantized_twin(model, 128, True)
+    report = swap_linears(model, group_size=128, sym=True, dtype=torch.float16)
+    model.half()
+    assert len(report["fused"]) == 2 * LAYERS
+    assert model.model.layers[0].self_attn.qkv_proj.linear.bias is not None
+    ids = torch.randint(0, 512, (1, 20), generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        err = rel(model(ids).logits, ref(ids).logits)
+    assert err < 5e-3, err

@@ -1,9 +1,10 @@
 """A mixed-precision linear kernel with the shape of vLLM's ``MPLinearKernel``, without vLLM.
 
-Follows ``vllm/model_executor/layers/quantization/kernels/mixed_precision/MPLinearKernel.py``
-(vLLM v0.11; the class shape is unchanged on main as of late 2025): a config dataclass
-(``MPLinearLayerConfig``: full / partition weight shape ``(in, out)``, weight type, activation
-type, group size, zero points, has_g_idx, and the later ``out_type`` / ``checkpoint_format``),
+Follows ``vllm/model_executor/layers/quantization/kernels/mixed_precision/MPLinearKernel.py`` as on
+vLLM main in late 2025 (the v0.10/v0.11 class shape; read from the source, vLLM not imported): a
+config dataclass (``MPLinearLayerConfig``: full / partition weight shape ``(in, out)``, weight
+type, activation type, group size, zero points, has_g_idx, then ``out_type`` and
+``checkpoint_format`` with defaults; read with ``getattr`` so configs without them work too),
 and a kernel class with ``get_min_capability()``, ``can_implement(config) -> (ok, reason)``,
 ``__init__(config, w_q_param_name, w_s_param_name, w_zp_param_name=None, w_gidx_param_name=None)``,
 ``process_weights_after_loading(layer)`` and ``apply_weights(layer, x, bias=None)``. vLLM picks

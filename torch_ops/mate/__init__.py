@@ -10,6 +10,10 @@ Importing this package loads the native library, which registers:
 * ``torch.ops.mate.frame_from_{gptq,awq,compressed,marlin}(...)``: checkpoint tensors -> a frame
   (``mate.frame``: ``from_gptq`` ... return a :class:`Frame` to pass to the GEMM).
 
+Serving pieces (pure Python over the ops): ``W4A16Linear`` (``linear.py``), RTN quantization
+(``quantize.py``), an ``MPLinearKernel``-shaped adapter (``adapter.py``), vLLM's Marlin call
+surface (``marlin_compat.py``) and the Hugging Face Linear swap (``hf.py``: ``swap_linears``).
+
 A serving process can skip this package and call ``torch.ops.load_library(path)`` itself.
 The frame layout is defined in ``src/frame/mod.rs``.
 """
@@ -21,7 +25,10 @@ from pathlib import Path
 
 import torch
 
-__all__ = ["library_path", "load", "frame_meta", "Frame", "from_gptq", "from_awq", "from_compressed", "from_marlin"]
+__all__ = [
+    "library_path", "load", "frame_meta", "Frame", "from_gptq", "from_awq", "from_compressed", "from_marlin",
+    "W4A16Linear", "swap_linears",
+]
 
 _LIB_NAME = "libmate.so"
 _loaded: Path | None = None
@@ -56,6 +63,12 @@ def load(path: str | os.PathLike | None = None) -> Path:
     global _loaded
     if _loaded is None:
         p = Path(path) if path is not None else library_path()
+        if not p.is_file():  # an explicit path (or $MATE_LIBRARY) that is not there: say so, not dlopen's words
+            src = "$MATE_LIBRARY" if path is not None and str(path) == os.environ.get("MATE_LIBRARY") else "the path given"
+            raise FileNotFoundError(
+                f"mate: {_LIB_NAME} not found at {p} ({src}); build it with `cargo build --release` "
+                "(see README.md) or point MATE_LIBRARY at a built library"
+            )
         torch.ops.load_library(str(p))
         _loaded = p
     return _loaded
@@ -70,3 +83,7 @@ load(os.environ.get("MATE_LIBRARY"))
 
 from . import frame  # noqa: E402
 from .frame import Frame, from_awq, from_compressed, from_gptq, from_marlin  # noqa: E402
+from . import quantize  # noqa: E402
+from .linear import W4A16Linear  # noqa: E402
+from .hf import swap_linears  # noqa: E402
+from . import adapter, marlin_compat  # noqa: E402

@@ -1,0 +1,169 @@
+"""Eager CPU issue time per call (DESIGN.md lesson 6: the host, reported as its own number).
+
+A tiny shape (M=1, K=N=128, group 128, symmetric, fp16) so the GPU never holds the CPU back.
+Each burst issues `--calls` back-to-back calls of one arm between two time.perf_counter_ns()
+reads; torch.cuda.synchronize() runs between bursts, never inside one. Arms are interleaved
+burst by burst, their order alternating (lesson 7); per-call medians and p10/p90 over
+`--bursts` bursts, after `--warmup` warm-up bursts of every arm.
+
+Arms:
+* ``mate_out``: ``torch.ops.mate.w4a16_gemm.out`` (C++-registered op, Rust planner + launch);
+* ``mate``: the functional overload (allocates its output through torch);
+* ``empty``: ``mate_bench::empty(Tensor x, *, Tensor(a!) out)``, the same dispatcher path
+  launching an empty kernel (bench/host/empty_op.cu; build it with bench/host/build.sh): the floor;
+* ``linear``: ``torch.nn.functional.linear`` fp16 on the same shape;
+* ``custom_op``: a Python ``torch.library.custom_op`` wrapping the mate op (what the seed shipped).
+
+Check: ``mate_out - empty <= 1.5 us`` (DESIGN.md "Targets", host). The raw (no-dispatcher)
+path has no Python entry yet: reported as null with the reason.
+
+    bench/host/build.sh
+    python3 bench/host_cost.py --library target/release/libmate.so --json OUT.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "torch_ops")]
+
+RAW_TODO = ("TODO(raw path): mate exports no raw (no-dispatcher) C ABI / Rust entry to Python yet "
+            "(DESIGN.md 'Raw path'); add an arm here when it exists")
+
+
+def percentile(xs, q):
+    s = sorted(xs)
+    return s[min(len(s) - 1, max(0, round(q * (len(s) - 1))))]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--library", help="libmate.so (default: mate's own search, $MATE_LIBRARY first)")
+    ap.add_argument("--empty-lib", default=str(ROOT / "bench" / "host" / "libempty_op.so"))
+    ap.add_argument("--device", default="cuda", help="cuda (the measurement) or cpu (a smoke run of this script)")
+    ap.add_argument("--bursts", type=int, default=200)
+    ap.add_argument("--calls", type=int, default=20, help="calls per burst")
+    ap.add_argument("--warmup", type=int, default=20, help="warm-up bursts per arm")
+    ap.add_argument("--json")
+    args = ap.parse_args(argv)
+    if args.library:
+        os.environ["MATE_LIBRARY"] = args.library
+    import torch
+
+    import mate
+
+    dev = torch.device(args.device)
+    cuda = dev.type == "cuda"
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    M, K, N, G = 1, 128, 128, 128
+    gen = torch.Generator().manual_seed(0)
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(K, N, bias=False)
+    fr = mate.W4A16Linear.from_linear(lin, group_size=G, sym=True, dtype=torch.float16).to(dev)
+    x = torch.randn(M, K, generator=gen).half().to(dev)
+    out = torch.empty(M, N, dtype=torch.float16, device=dev)
+    w16 = torch.randn(N, K, generator=gen).half().to(dev)
+    qw, meta, s = fr.qweight, fr.meta, fr.scales
+    op_out, op = torch.ops.mate.w4a16_gemm.out, torch.ops.mate.w4a16_gemm
+    need = torch.ops.mate.w4a16_workspace_size(x, meta)  # preallocated, as serving does (README "Workspace")
+    ws = torch.zeros(need, dtype=torch.uint8, device=dev) if need else None
+
+    @torch.library.custom_op("mate_bench_py::w4a16_out", mutates_args=("out",), schema=(
+        "(Tensor x, Tensor qweight, int[] frame_meta, Tensor scales, int group_size, Tensor(a!) out) -> ()"))
+    def py_wrapper(x, qweight, frame_meta, scales, group_size, out):
+        torch.ops.mate.w4a16_gemm.out(x, qweight, frame_meta, scales, None, None, None, group_size, workspace=ws,
+                                      out=out)
+
+    arms = {
+        "mate_out": lambda: op_out(x, qw, meta, s, None, None, None, G, workspace=ws, out=out),
+        "mate": lambda: op(x, qw, meta, s, None, None, None, G, workspace=ws),
+        "linear": lambda: torch.nn.functional.linear(x, w16),
+        "custom_op": lambda: py_wrapper(x, qw, meta, s, G, out),
+    }
+    missing = {}
+    if Path(args.empty_lib).is_file():
+        torch.ops.load_library(args.empty_lib)
+        empty = torch.ops.mate_bench.empty
+        arms["empty"] = lambda: empty(x, out=out)
+    else:
+        missing["empty"] = f"{args.empty_lib} not built (run bench/host/build.sh)"
+
+    # the timed op must compute the right thing: once against F.linear on the dequantized weight
+    arms["mate_out"]()
+    want = torch.nn.functional.linear(x.float(), mate.quantize.rtn_dequantize(lin.weight, group_size=G).to(dev))
+    err = ((out.float() - want).norm() / want.norm()).item()
+    if not err < 1e-2:
+        raise SystemExit(f"host_cost: mate_out is wrong on this device (relative error {err:.3g})")
+
+    names = list(arms)
+    for _ in range(args.warmup):
+        for n in names:
+            for _ in range(args.calls):
+                arms[n]()
+            sync()
+    per_call = {n: [] for n in names}
+    for b in range(args.bursts):
+        for n in (names if b % 2 == 0 else names[::-1]):
+            f = arms[n]
+            sync()
+            t0 = time.perf_counter_ns()
+            for _ in range(args.calls):
+                f()
+            t1 = time.perf_counter_ns()
+            per_call[n].append((t1 - t0) / args.calls / 1e3)
+    sync()
+
+    result = {}
+    for n in names:
+        v = per_call[n]
+        result[n] = {"median_us": statistics.median(v), "p10_us": percentile(v, 0.1), "p90_us": percentile(v, 0.9)}
+    for n, why in missing.items():
+        result[n] = None
+    result["raw"] = None
+    check = {"rule": "mate_out - empty <= 1.5 us"}
+    if result.get("empty") and result.get("mate_out"):
+        d = result["mate_out"]["median_us"] - result["empty"]["median_us"]
+        check.update(value_us=d, ok=d <= 1.5)
+    else:
+        check.update(value_us=None, ok=None, why="the empty arm is missing: " + missing.get("empty", ""))
+    if not cuda:
+        check["note"] = "CPU smoke run: the mate arms include the CPU GEMM itself; not the host-cost measurement"
+
+    commit = os.environ.get("MATE_COMMIT") or subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    report = dict(
+        what="bench/host_cost.py",
+        gpu=torch.cuda.get_device_name() if cuda else None,
+        device=str(dev),
+        torch=torch.__version__,
+        commit=commit,
+        date=time.strftime("%Y-%m-%d"),
+        shape=dict(M=M, K=K, N=N, group_size=G, sym=True, dtype="float16"), workspace_bytes=need,
+        method=(f"eager CPU issue time per call: bursts of {args.calls} back-to-back calls timed with "
+                f"time.perf_counter_ns, torch.cuda.synchronize between bursts (never inside), arms interleaved "
+                f"with alternating order, {args.warmup} warm-up bursts per arm, median/p10/p90 over "
+                f"{args.bursts} bursts"),
+        arms=result,
+        missing=dict(missing, raw=RAW_TODO),
+        check=check,
+    )
+    text = json.dumps(report, indent=1)
+    if args.json:
+        Path(args.json).write_text(text)
+    for n in names:
+        r = result[n]
+        print(f"{n:10s} median {r['median_us']:8.2f} us  p10 {r['p10_us']:8.2f}  p90 {r['p90_us']:8.2f}")
+    print("check:", json.dumps(check))
+    return report
+
+
+if __name__ == "__main__":
+    main()

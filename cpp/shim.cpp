@@ -148,6 +148,12 @@ std::vector<std::string> variant_names() {
   return out;
 }
 
+std::vector<std::string> launch_log(bool enable) {
+  std::vector<std::string> out;
+  for (const auto& r : mate::ffi::launch_log(enable)) out.emplace_back(std::string(r));
+  return out;
+}
+
 }  // namespace
 
 // The schemas are frozen: later work adds variants and kernels, not arguments. The .out overload
@@ -168,6 +174,9 @@ TORCH_LIBRARY(mate, m) {
   // Test-only hooks (leading underscore): force a kernel variant, list the compiled variants.
   m.def("_force_variant(str? symbol) -> ()", &force_variant);
   m.def("_variants() -> str[]", &variant_names);
+  // Debug hook: _launch_log(True) starts recording launches, _launch_log(False) stops; each call
+  // returns the records since the previous one ("kernel=... grid=x,y,z ... sms=... split=...").
+  m.def("_launch_log(bool enable) -> str[]", &launch_log);
 }
 
 TORCH_LIBRARY_IMPL(mate, CPU, m) {

@@ -4,8 +4,8 @@
 // them in registers; the activation tile is operand B, read by the tensor cores from shared
 // memory (128-byte swizzle, K-major: x's natural row-major layout). One wgmma m64nTMk16 per 16 k.
 //
-// CTA: WK = 8 warps = 2 warpgroups, TN = 128 features (2 x 64; when N % 128 == 64 the last tile's
-// second warpgroup computes on zero-filled weights and stores nothing), TM tokens (wgmma n). A ring of P
+// CTA: WK warps = WK/4 warpgroups, TN = 16 WK features (64 per warpgroup; in a last tile past N
+// the idle warpgroups compute on zero-filled weights and store nothing), TM tokens (wgmma n). A ring of P
 // shared-memory stages, each one 64-deep K chunk: the x tile, the 8 weight blocks, the scales and
 // zero points of the chunk's groups, all filled with cp.async by every thread. P - 2 stages are in
 // flight while one is consumed and one may still be read by the previous chunk's wgmma.
@@ -28,12 +28,13 @@ namespace mate {
 template <int TM>
 constexpr int wg_min_blocks = 1;
 
-// Bytes of one ring stage (x tile, 8 weight blocks, 2 groups of scales and zero points), a multiple
-// of 1024 so every x tile stays aligned for the 128-byte swizzle. Mirrored by
-// Variant::dynamic_smem in src/plan/variants.rs (plus 1024 bytes of alignment slack).
-template <int TM>
+// Bytes of one ring stage: the x tile (TM x 128), WK weight blocks (512 each), 2 groups of TN
+// scales (2 bytes) and of TN/8 zero-point words, rounded up to 1024 so every x tile stays aligned
+// for the 128-byte swizzle. Mirrored by Variant::dynamic_smem in src/plan/variants.rs (plus 1024
+// bytes of alignment slack).
+template <int TM, int WK>
 __host__ __device__ constexpr int wg_stage_bytes() {
-  return TM * 128 + 5 * 1024;
+  return TM * 128 + (WK * (512 + 4 * 16 + 16) + 1023) / 1024 * 1024;
 }
 
 namespace wg {
@@ -67,6 +68,11 @@ __device__ __forceinline__ void cp16(uint32_t dst, const void* src, int src_byte
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(src_bytes));
 }
 
+template <bool B>
+struct PermTag {
+  static constexpr bool value = B;
+};
+
 }  // namespace wg
 
 template <typename T, bool kZeros, int TM, int TN, int WK, int P, bool kSplit, bool kPre>
@@ -75,10 +81,11 @@ __device__ __forceinline__ void wg_body(const GemmParams& p) {
   using namespace wg;
   using dec::Deq;
   using dec::cp_async_commit;
-  static_assert(TN == 128 && WK == 8 && P >= 3 && kPre, "wg: 2 warpgroups x 64 features, pre-scale");
-  constexpr int kStage = wg_stage_bytes<TM>();
-  constexpr int kW = TM * 128;          // weight blocks: 8 x 512 bytes
-  constexpr int kS = kW + 4096;         // scales: 2 groups x TN halves
+  static_assert(WK % 4 == 0 && TN == 16 * WK && P >= 3 && kPre, "wg: warpgroups of 64 features, pre-scale");
+  constexpr int kStage = wg_stage_bytes<TM, WK>();
+  constexpr int kThreads = WK * 32;
+  constexpr int kW = TM * 128;          // weight blocks: WK x 512 bytes
+  constexpr int kS = kW + WK * 512;     // scales: 2 groups x TN halves
   constexpr int kZ = kS + 2 * TN * 2;   // zero points: 2 groups x TN/8 words
   constexpr int NACC = TM / 2;
 
@@ -101,50 +108,72 @@ __device__ __forceinline__ void wg_body(const GemmParams& p) {
   const uint4* __restrict__ wq = reinterpret_cast<const uint4*>(p.qweight);
   const T* __restrict__ sc = static_cast<const T*>(p.scales);
 
-  // One stage's copies. x: TM rows x 8 pieces of 16 bytes; weights: one piece per thread.
-  auto load = [&](int slot, int ch) {
+  // Each thread's copies are fixed for the whole K loop; only the chunk offset moves. x: TM rows x
+  // 8 pieces of 16 bytes, piece tid + kThreads i = row r0 + kRows i, column piece q (kRows is a
+  // multiple of 8: one swizzle phase per thread); weights: one 16-byte lane piece per thread;
+  // scales (TN/8 pieces per group) and zero points (TN/64 per group): the first threads. Groups
+  // are powers of two or the whole K (per channel: group 0 throughout). A zero-filled copy
+  // (src-size 0) reads nothing, so its source address is not clamped.
+  constexpr int kRows = kThreads / 8;
+  constexpr int XP = (TM + kRows - 1) / kRows;
+  static_assert(kRows % 8 == 0, "wg: x rows per pass must keep the swizzle phase");
+  const int q = tid & 7, r0 = tid >> 3;
+  const uint32_t x_dst = r0 * 128 + ((q ^ (r0 & 7)) << 4);
+  const int64_t x_step = static_cast<int64_t>(kRows) * p.x_row_stride;
+  const T* x_src = x + static_cast<int64_t>(m0 + r0) * p.x_row_stride + q * 8;
+  uint32_t x_valid = 0;
+#pragma unroll
+  for (int i = 0; i < XP; ++i) x_valid |= (r0 + kRows * i < TM && m0 + r0 + kRows * i < p.M ? 1u : 0u) << i;
+  const int gshift = G >= p.K ? 31 : __ffs(G) - 1;
+  const int wb = tid >> 5, wl = tid & 31;  // weight block (stripe n0/16 + wb), lane piece 4gi + ci
+  const bool w_in = (n0 >> 4) + wb < (p.N >> 4);  // past N: zero-filled, never stored
+  const uint4* w_src = wq + static_cast<int64_t>((n0 >> 4) + wb) * C * 32 + wl;
+  const uint32_t w_dst = kW + wb * 512 + ((wl & 3) * 8 + (wl >> 2)) * 16;
+  constexpr int kSP = TN / 8, kZP = TN / 64;  // scale / zero-point pieces per group
+  const bool s_thread = tid < 2 * kSP, z_thread = kZeros && tid >= 2 * kSP && tid < 2 * kSP + 2 * kZP;
+  const int sz_half = s_thread ? tid / kSP : (tid - 2 * kSP) / kZP;  // which of the chunk's two groups
+  const int s_col = (s_thread ? tid % kSP : (tid - 2 * kSP) % kZP);
+  const int s_n = n0 + s_col * 8, z_w = (n0 >> 3) + s_col * 4;
+  const bool sz_copy = (s_thread || z_thread) && (sz_half == 0 || G < 64);
+  const bool sz_in = s_thread ? s_n < p.N : z_w < (p.N >> 3);
+  const uint32_t sz_dst = s_thread ? kS + sz_half * TN * 2 + s_col * 16 : kZ + sz_half * (TN / 2) + s_col * 16;
+
+  auto load = [&](int slot, int ch, auto perm_tag) {
+    constexpr bool kPerm = decltype(perm_tag)::value;
     const uint32_t st = smem0 + slot * kStage;
     const int k0 = ch << 6;
+    if constexpr (!kPerm) {
+      const T* src = x_src + k0;
 #pragma unroll
-    for (int piece = tid; piece < TM * 8; piece += WK * 32) {
-      const int r = piece >> 3, q = piece & 7;
-      const int tok = m0 + r;
-      const uint32_t dst = st + r * 128 + ((q ^ (r & 7)) << 4);
-      if (p.perm == nullptr) {
-        const T* src = x + static_cast<int64_t>(tok < p.M ? tok : 0) * p.x_row_stride + k0 + q * 8;
-        cp16(dst, src, tok < p.M ? 16 : 0);
-      } else {  // act order: gather the chunk's columns through perm (synchronous)
+      for (int i = 0; i < XP; ++i) {
+        if (kRows * (i + 1) > TM && r0 + kRows * i >= TM) break;  // partial last pass (TM % kRows)
+        cp16(st + x_dst + i * (kRows * 128), src + i * x_step, ((x_valid >> i) & 1u) << 4);
+      }
+    } else {  // act order: gather the chunk's columns through perm (synchronous loads)
+      int col[8];
+#pragma unroll
+      for (int j = 0; j < 8; ++j) col[j] = __ldg(p.perm + k0 + q * 8 + j);
+#pragma unroll
+      for (int i = 0; i < XP; ++i) {
+        if (kRows * (i + 1) > TM && r0 + kRows * i >= TM) break;
         uint4 v = make_uint4(0, 0, 0, 0);
-        if (tok < p.M) {
+        if ((x_valid >> i) & 1u) {
+          const T* row = x_src - q * 8 + i * x_step;
           T e[8];
 #pragma unroll
-          for (int j = 0; j < 8; ++j) e[j] = x[static_cast<int64_t>(tok) * p.x_row_stride + __ldg(p.perm + k0 + q * 8 + j)];
+          for (int j = 0; j < 8; ++j) e[j] = row[col[j]];
           v = *reinterpret_cast<uint4*>(e);
         }
-        asm volatile("st.shared.v4.b32 [%0], {%1,%2,%3,%4};" ::"r"(dst), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w));
+        asm volatile("st.shared.v4.b32 [%0], {%1,%2,%3,%4};" ::"r"(st + x_dst + i * (kRows * 128)), "r"(v.x), "r"(v.y),
+                     "r"(v.z), "r"(v.w));
       }
     }
-    {
-      const int b = tid >> 5, L = tid & 31;  // block b (stripe n0/16 + b), lane piece L = 4gi + ci
-      const int stripe = (n0 >> 4) + b;  // past N (N % 128 == 64): zero-filled, never stored
-      const uint4* src = wq + (static_cast<int64_t>(stripe < (p.N >> 4) ? stripe : 0) * C + ch) * 32 + L;
-      cp16(st + kW + b * 512 + ((L & 3) * 8 + (L >> 2)) * 16, src, stripe < (p.N >> 4) ? 16 : 0);
-    }
-    if (tid < 32) {  // scales of the chunk's first group (tid < 16) and its second (G = 32)
-      const int half = tid >> 4;
-      if (half == 0 || G < 64) {
-        const int grp = (k0 + half * 32) / G;
-        const int n = n0 + (tid & 15) * 8;
-        cp16(st + kS + half * TN * 2 + (tid & 15) * 16, sc + static_cast<int64_t>(grp) * p.N + (n < p.N ? n : 0), n < p.N ? 16 : 0);
-      }
-    } else if (kZeros && tid < 40) {
-      const int half = (tid - 32) >> 2;
-      if (half == 0 || G < 64) {
-        const int grp = (k0 + half * 32) / G;
-        const int w = (n0 >> 3) + (tid & 3) * 4;
-        cp16(st + kZ + half * 64 + (tid & 3) * 16, p.zeros + static_cast<int64_t>(grp) * (p.N >> 3) + (w < (p.N >> 3) ? w : 0),
-             w < (p.N >> 3) ? 16 : 0);
-      }
+    cp16(st + w_dst, w_src + ch * 32, w_in ? 16 : 0);
+    if (sz_copy) {  // scales / zero points of the chunk's first group and of its second (G = 32)
+      const int grp = (k0 + sz_half * 32) >> gshift;
+      const void* src = s_thread ? static_cast<const void*>(sc + static_cast<int64_t>(grp) * p.N + s_n)
+                                 : static_cast<const void*>(p.zeros + static_cast<int64_t>(grp) * (p.N >> 3) + z_w);
+      cp16(st + sz_dst, src, sz_in ? 16 : 0);
     }
   };
 
@@ -156,22 +185,23 @@ __device__ __forceinline__ void wg_body(const GemmParams& p) {
   const int b = warp;                      // this warp's weight block (stripe) in the tile
   const uint32_t sel = (ci & 1) ? 0x7351u : 0x6240u;
 
+  // The act-order gather is its own copy of the loop (no per-copy branch on perm).
+  auto mainloop = [&](auto perm_tag) {
   const int nch = c_end - c_begin;
 #pragma unroll
   for (int i = 0; i < P - 2; ++i) {
-    if (i < nch) load(i, c_begin + i);
+    if (i < nch) load(i, c_begin + i, perm_tag);
     cp_async_commit();
   }
   // One chunk: copies for chunk it + P - 2, dequantize chunk it into `cur`, issue its wgmma, then
   // wait until at most this chunk's group is in flight. wgmma reads its register operand
   // asynchronously: the next chunk dequantizes into the other register set (loop unrolled by 2).
-  auto chunk = [&](int it, uint32_t (&cur)[4][4]) {
-    const int slot = it % P;
+  auto chunk = [&](int it, int slot, int lslot, uint32_t (&cur)[4][4], auto perm_tag) {
     asm volatile("cp.async.wait_group %0;" ::"n"(P - 3));
     // cp.async writes through the generic proxy; wgmma reads through the async proxy.
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     __syncthreads();  // stage it landed; every warp is past chunk it-2's wgmma
-    if (it + P - 2 < nch) load((it + P - 2) % P, c_begin + it + P - 2);
+    if (it + P - 2 < nch) load(lslot, c_begin + it + P - 2, perm_tag);
     cp_async_commit();
 
     const uint32_t st = smem0 + slot * kStage;
@@ -191,7 +221,7 @@ __device__ __forceinline__ void wg_body(const GemmParams& p) {
       asm volatile("ld.shared.u16 %0, [%1];" : "=h"(sv[h][0]) : "r"(s_addr));
       asm volatile("ld.shared.u16 %0, [%1];" : "=h"(sv[h][1]) : "r"(s_addr + 16));
       if constexpr (kZeros) {
-        const uint32_t z_addr = st + kZ + h * 64 + (b * 2) * 4;
+        const uint32_t z_addr = st + kZ + h * (TN / 2) + (b * 2) * 4;
         zv[h][0] = (lds32(z_addr) >> (4 * g)) & 0xF;
         zv[h][1] = (lds32(z_addr + 4) >> (4 * g)) & 0xF;
       }
@@ -213,7 +243,14 @@ __device__ __forceinline__ void wg_body(const GemmParams& p) {
     commit();
   };
   uint32_t a0[4][4];
-  for (int it = 0; it < nch; ++it) chunk(it, a0);
+  // ring slots of the chunk consumed (it % P) and of the chunk loaded ((it + P - 2) % P)
+  for (int it = 0, slot = 0, lslot = P - 2; it < nch; ++it) {
+    chunk(it, slot, lslot, a0, perm_tag);
+    slot = slot + 1 == P ? 0 : slot + 1;
+    lslot = lslot + 1 == P ? 0 : lslot + 1;
+  }
+  };
+  if (p.perm == nullptr) mainloop(PermTag<false>{}); else mainloop(PermTag<true>{});
   wait0();
   asm volatile("cp.async.wait_all;" ::: "memory");
 
@@ -222,8 +259,8 @@ __device__ __forceinline__ void wg_body(const GemmParams& p) {
   T* __restrict__ out = static_cast<T*>(p.out);
   const T* __restrict__ bias = static_cast<const T*>(p.bias);
   const int nrow = n0 + b * 16 + g;
-  const bool rows_in = nrow < p.N;  // N % 128 == 64: the second warpgroup's rows lie past N
-  float bias0 = 0.f, bias1 = 0.f;
+  const bool rows_in = nrow < p.N;  // a last tile past N: these rows are not stored
+  float bias0 = 0.f, bias1 = 0.f;  // (their results are staged below but never stored)
   if (bias != nullptr && rows_in) {
     bias0 = Num<T>::to_f(bias[nrow]);
     bias1 = Num<T>::to_f(bias[nrow + 8]);
@@ -254,13 +291,32 @@ __device__ __forceinline__ void wg_body(const GemmParams& p) {
     }
     if (tid == 0) tickets[tile] = 0;
   }
+  // Store through shared memory (the ring is idle now): the fragment puts one token's features 8
+  // rows apart, so write the tile as [token][feature] halves, then copy whole 16-byte row pieces.
+  constexpr int kPitch = TN * 2 + 16;  // bytes per token row; the pad spreads banks
+  static_assert(TM * kPitch <= P * kStage, "wg: output tile must fit in the ring");
+  __syncthreads();
 #pragma unroll
   for (int i = 0; i < TM / 8; ++i) {
 #pragma unroll
     for (int r = 0; r < 4; ++r) {
-      const int tok = m0 + 8 * i + 2 * ci + (r & 1);
-      const int n = nrow + ((r >> 1) << 3);
-      if (tok < p.M && rows_in) out[static_cast<int64_t>(tok) * p.N + n] = Num<T>::from_f(acc[4 * i + r] + ((r >> 1) ? bias1 : bias0));
+      const T v = Num<T>::from_f(acc[4 * i + r] + ((r >> 1) ? bias1 : bias0));
+      const uint32_t addr = smem0 + (8 * i + 2 * ci + (r & 1)) * kPitch + (b * 16 + g + ((r >> 1) << 3)) * 2;
+      asm volatile("st.shared.b16 [%0], %1;" ::"r"(addr), "h"(*reinterpret_cast<const unsigned short*>(&v)));
+    }
+  }
+  __syncthreads();
+  const int rows = min(TM, p.M - m0);
+#pragma unroll
+  for (int i = 0; i < TM * (TN / 8) / kThreads; ++i) {
+    const int piece = i * WK * 32 + tid;
+    const int row = piece / (TN / 8), col = (piece % (TN / 8)) * 8;
+    if (row < rows && n0 + col < p.N) {
+      uint4 v;
+      asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];"
+                   : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                   : "r"(smem0 + row * kPitch + col * 2));
+      *reinterpret_cast<uint4*>(out + static_cast<int64_t>(m0 + row) * p.N + n0 + col) = v;
     }
   }
 #else

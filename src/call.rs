@@ -150,9 +150,9 @@ pub fn validate(call: &GemmCall, frame_meta: &[i64], with_out: bool) -> Result<V
         same_device(arg, t, x)?;
     }
     guards::check_frame_tensors(&meta, dtype, &call.qweight, &call.scales, &call.zeros, &call.perm)?;
-    for (arg, t) in [("qweight", &call.qweight), ("scales", &call.scales)] {
+    for (arg, t) in [("qweight", &call.qweight), ("scales", &call.scales), ("zeros", &call.zeros)] {
         ensure(
-            t.data % 16 == 0,
+            !t.present || t.data % 16 == 0,
             arg,
             format!("data at address {:#x}", t.data),
             "must be 16-byte aligned (kernels copy it in 4- and 16-byte pieces; call .contiguous() on a fresh tensor)",
@@ -201,6 +201,12 @@ fn check_out(call: &GemmCall, p: &Problem, dtype: DType) -> Result<()> {
         &format!("must have shape {want:?} (x's leading dims, then N)"),
     )?;
     ensure(out.is_contiguous(), "out", format!("a tensor with strides {:?}", out.stride_vec()), "must be contiguous")?;
+    ensure(
+        out.data % 16 == 0,
+        "out",
+        format!("data at address {:#x}", out.data),
+        "must be 16-byte aligned (kernels store 16-byte pieces; a view starting mid-vector is not served)",
+    )?;
     if let Some((lo, hi)) = out.byte_extent(dtype.size()) {
         let inputs = [
             ("x", &call.x, dtype.size()),

@@ -64,6 +64,8 @@ pub mod bridge {
         fn force_variant(symbol: &str) -> Result<()>;
         /// The compiled variants' symbols, in kernels/variants.def order.
         fn variant_names() -> Vec<String>;
+        /// Test-only: turn launch recording on/off; returns the records since the last call.
+        fn launch_log(enable: bool) -> Vec<String>;
     }
 }
 
@@ -114,6 +116,10 @@ fn set_num_sms(has: bool, n: i64) -> Result<(), String> {
 
 fn force_variant(symbol: &str) -> Result<(), String> {
     guarded(|| crate::plan::force_variant((!symbol.is_empty()).then_some(symbol)))
+}
+
+fn launch_log(enable: bool) -> Vec<String> {
+    crate::device::launch_log::swap(enable)
 }
 
 fn variant_names() -> Vec<String> {

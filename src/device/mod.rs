@@ -2,6 +2,7 @@
 //! Everything vendor-specific sits in this module.
 
 pub mod driver;
+pub mod launch_log;
 pub mod params;
 pub mod registry;
 
@@ -61,5 +62,7 @@ pub fn launch(p: &Problem, plan: &Plan, call: &GemmCall) -> Result<()> {
             std::ptr::null_mut(),
         )
     };
-    driver::check(d, rc, "cuLaunchKernel")
+    driver::check(d, rc, "cuLaunchKernel")?;
+    launch_log::record(plan);
+    Ok(())
 }

@@ -11,9 +11,10 @@
 //!
 //! Wave quantization, the fixed cost per CTA (pipeline fill, epilogue) and the reduction's cost
 //! (each split writes and the last arriver reads an fp32 tile) are the three terms lesson 5 of
-//! `../shared/DESIGN.md` names. The constants are first estimates from the H200's published
-//! rates (wgmma m64nNk16 at ~2048 MAC/clk/SM, 4.4 TB/s HBM) and are refined by measurement
-//! (bench/NOTES.md says which run set them).
+//! `../shared/DESIGN.md` names. The per-chunk constants are fitted by hand to one H200 run of the
+//! compiled variants at M = 4096 (bench/NOTES.md, "wg v1": 0.50 / 0.61 / 0.98 us per chunk at
+//! tm = 64 / 128 / 256); the fixed and reduction terms are estimates. A calibration command that
+//! measures all of them and writes a data file is still to be written (issue 4).
 
 /// Constants of the model, in nanoseconds and bytes.
 #[derive(Clone, Copy, Debug)]
@@ -32,8 +33,8 @@ pub struct WgCost {
 
 pub const WG_COST: WgCost = WgCost {
     fixed_ns: 1500.0,
-    mma_ns_per_token: 2.2,
-    issue_ns: 60.0,
+    mma_ns_per_token: 2.9,
+    issue_ns: 250.0,
     hbm_bytes_per_ns: 4000.0,
     reduce_ns_per_token: 2.0,
 };

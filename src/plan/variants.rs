@@ -59,7 +59,7 @@ impl Variant {
             Family::Dect => self.wk * (self.tn / 16) * (self.tm / 8) * 512,
             Family::Wmma => 0,
             // kernels/wg.cuh wg_stage_bytes() per ring stage, plus slack to align to 1024 bytes.
-            Family::Wg => self.p * (self.tm * 128 + 5 * 1024) + 1024,
+            Family::Wg => self.p * (self.tm * 128 + (self.wk * (512 + 4 * 16 + 16)).div_ceil(1024) * 1024) + 1024,
         }
     }
 }

@@ -1,0 +1,37 @@
+//! Debug hook: records each kernel launch (test-only op `torch.ops.mate._launch_log`), so tests
+//! can check what the launcher really passed — the kernel, its grid, and the SM count and split
+//! the plan was sized for. Off by default; when off a launch pays one relaxed atomic load.
+
+use crate::plan::{Family, Plan, VARIANTS};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+static ENABLED: AtomicBool = AtomicBool::new(false);
+static LOG: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Turns recording on or off; returns (and clears) what was recorded so far.
+pub fn swap(enable: bool) -> Vec<String> {
+    let mut log = LOG.lock().unwrap_or_else(|e| e.into_inner());
+    ENABLED.store(enable, Ordering::Relaxed);
+    std::mem::take(&mut *log)
+}
+
+/// One record per launch, `key=value` fields separated by spaces.
+pub fn record(plan: &Plan) {
+    if !ENABLED.load(Ordering::Relaxed) {
+        return;
+    }
+    let v = &VARIANTS[plan.variant];
+    // The split: dec's warps sharing the units, wg's CTAs along K (grid.z), 1 for whole-K families.
+    let split = match v.family {
+        Family::Dec => plan.total_warps,
+        Family::Wg => plan.grid[2] as i64,
+        Family::Dect | Family::Wmma => 1,
+    };
+    let line = format!(
+        "kernel={} grid={},{},{} block={} smem={} sms={} split={} workspace={}",
+        v.symbol, plan.grid[0], plan.grid[1], plan.grid[2], plan.block[0], plan.dynamic_smem, plan.sms, split,
+        plan.workspace_bytes
+    );
+    LOG.lock().unwrap_or_else(|e| e.into_inner()).push(line);
+}

@@ -1,0 +1,49 @@
+"""The launch debug hook (torch.ops.mate._launch_log): each launch records its kernel, grid and
+the SM count and split its plan was sized for, so these tests can check that the launcher passes
+the SM count resolved per call (call override, then set_num_sms, then the device)."""
+
+import pytest
+import torch
+
+from checkpoints import frame_from_gptq_v2, random_gptq, run_out
+
+
+def records(fn):
+    torch.ops.mate._launch_log(True)
+    try:
+        fn()
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+    finally:
+        log = torch.ops.mate._launch_log(False)
+    return [dict(kv.split("=", 1) for kv in r.split()) for r in log]
+
+
+def test_cpu_calls_record_nothing():
+    ck = random_gptq(128, 64, 64, True, torch.float16, "cpu")
+    fr = frame_from_gptq_v2(ck)
+    assert records(lambda: run_out(torch.randn(2, 128).half(), fr)) == []
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("M,K,N", [(1, 8960, 1536), (256, 4096, 4096)])  # a split decode plan; a wgmma plan
+def test_launcher_passes_the_resolved_sm_count(M, K, N):
+    device_sms = torch.cuda.get_device_properties(0).multi_processor_count
+    ck = random_gptq(K, N, 128, True, torch.float16, "cuda")
+    fr = frame_from_gptq_v2(ck)
+    x = torch.randn(M, K, device="cuda").half()
+    run_out(x, fr)  # module load outside the recording
+    try:
+        torch.ops.mate.set_num_sms(24)
+        (lim,) = records(lambda: run_out(x, fr))
+        (call,) = records(lambda: run_out(x, fr, num_sms=9))
+        torch.ops.mate.set_num_sms(None)
+        (dev,) = records(lambda: run_out(x, fr))
+    finally:
+        torch.ops.mate.set_num_sms(None)
+    assert (int(lim["sms"]), int(call["sms"]), int(dev["sms"])) == (24, 9, device_sms)
+    assert dev["kernel"] in torch.ops.mate._variants()
+    # the split follows the SM count: fewer SMs never get a larger split, and the grid is the plan's
+    splits = [int(r["split"]) for r in (call, lim, dev)]
+    assert splits == sorted(splits), splits
+    assert splits[0] < splits[2], f"the split does not depend on the SM count: {splits}"

@@ -50,7 +50,10 @@
 //! are padding whose weight is exactly 0 (`q` = the group's zero point); they gather some valid
 //! x column, so they add `0 * x` (0 for finite x; NaN where that x is inf or NaN, an input the
 //! layer's output is not finite for anyway). The GEMM validates x against `x_cols`, the frame's
-//! tensors against `K`.
+//! tensors against `K`. The kernels read x only through `perm` here (`x[m * x_row_stride +
+//! perm[k]]`), so they serve shard frames unchanged; their poisoning of an out-of-range `perm`
+//! entry bounds it by `K`, not `x_cols`, so `perm < x_cols` is the builder's guarantee on CUDA
+//! (the CPU path checks it per call).
 //!
 //! # Building frames (`torch.ops.mate.frame_from_*`)
 //!

@@ -21,11 +21,15 @@
 //!   layer's own group size when the rank holds whole groups, which then adds no row at all).
 //!   Rule: the rank's K is a multiple of 8 (8 rows per packed word; 16-byte x rows).
 //!
-//! Cost of the K-not-full frame: the padded rows are streamed like real ones (expected
-//! `~(q_sub/2) / L_g` extra: about 12 % at tp = 2, 25 % at tp = 4, 50 % at tp = 8 with
-//! G = 128 and a random `g_idx`; `scripts/tp_padding.py` measures it), and group 32 reads a
-//! scale (and zero) row per 32 rows instead of per G. A kernel reading each row's group from a
-//! `g_idx` would need neither; it would be a kernel change (the frame-v3 question), not done here.
+//! Cost of the K-not-full frame (`scripts/tp_padding.py`, G = 128, random `g_idx`, measured
+//! through this builder): rows added / rows = 23-25 % at tp = 2, 45-46 % at tp = 4, 100 % at
+//! tp = 8 (a rank holds ~128/tp rows of a group: ~64 pads to 64 or 96, ~16 always to 32); with
+//! the group-32 scale and zero rows the bytes streamed grow 37 %, 62 %, 123 %. The kernels are
+//! memory bound at decode, so the row-parallel layer slows about as much. Two ways out, neither
+//! taken here: a kernel reading each row's group from a `g_idx` (a kernel change: frame v3), or
+//! removing the act order at the model level (permute the previous layer's output columns by
+//! the sort of this layer's `g_idx`, e.g. gate/up before down; then each rank holds whole
+//! groups and its frame adds nothing): README "Tensor parallel".
 
 use tch::{Device, Kind, Tensor};
 

@@ -55,31 +55,40 @@ FrameTuple hand_back(BuiltFrame f, const at::Tensor& like) {
   return {qweight, std::vector<int64_t>(f.meta.begin(), f.meta.end()), scales, zeros, perm};
 }
 
+// The shard keywords (tensor parallelism, src/frame/shard.rs): style None / "column" / "row".
+rust::Str style_of(const std::optional<c10::string_view>& shard) {
+  return shard.has_value() ? rust::Str(shard->data(), shard->size()) : rust::Str("");
+}
+
 FrameTuple from_gptq(const at::Tensor& qweight, const at::Tensor& scales, const OptTensor& qzeros,
                      const OptTensor& g_idx, int64_t group_size, bool sym, bool desc_act,
-                     c10::string_view checkpoint_format) {
+                     c10::string_view checkpoint_format, std::optional<c10::string_view> shard, int64_t rank,
+                     int64_t world) {
   c10::OptionalDeviceGuard g;
   if (qweight.is_cuda()) g.reset_device(qweight.device());
   BuiltFrame f = call_rust([&] {
     return mate::frame_ffi::build_gptq(arg(qweight), arg(scales), arg(qzeros), arg(g_idx), group_size, sym,
-                                       desc_act, rust::Str(checkpoint_format.data(), checkpoint_format.size()));
+                                       desc_act, rust::Str(checkpoint_format.data(), checkpoint_format.size()),
+                                       style_of(shard), rank, world);
   });
   return hand_back(std::move(f), qweight);
 }
 
 FrameTuple from_awq(const at::Tensor& qweight, const at::Tensor& scales, const OptTensor& qzeros,
-                    int64_t group_size) {
+                    int64_t group_size, std::optional<c10::string_view> shard, int64_t rank, int64_t world) {
   c10::OptionalDeviceGuard g;
   if (qweight.is_cuda()) g.reset_device(qweight.device());
   BuiltFrame f = call_rust(
-      [&] { return mate::frame_ffi::build_awq(arg(qweight), arg(scales), arg(qzeros), group_size); });
+      [&] { return mate::frame_ffi::build_awq(arg(qweight), arg(scales), arg(qzeros), group_size, style_of(shard), rank,
+                                              world); });
   return hand_back(std::move(f), qweight);
 }
 
 FrameTuple from_compressed(const at::Tensor& weight_packed, const at::Tensor& weight_scale,
                            const OptTensor& weight_zero_point, const OptTensor& weight_g_idx,
                            c10::IntArrayRef weight_shape, int64_t group_size, bool symmetric,
-                           std::optional<c10::string_view> actorder) {
+                           std::optional<c10::string_view> actorder, std::optional<c10::string_view> shard,
+                           int64_t rank, int64_t world) {
   c10::OptionalDeviceGuard g;
   if (weight_packed.is_cuda()) g.reset_device(weight_packed.device());
   const std::string order = actorder.has_value() ? std::string(*actorder) : std::string();
@@ -87,20 +96,21 @@ FrameTuple from_compressed(const at::Tensor& weight_packed, const at::Tensor& we
     return mate::frame_ffi::build_compressed(arg(weight_packed), arg(weight_scale), arg(weight_zero_point),
                                              arg(weight_g_idx),
                                              rust::Slice<const int64_t>(weight_shape.data(), weight_shape.size()),
-                                             group_size, symmetric, rust::Str(order));
+                                             group_size, symmetric, rust::Str(order), style_of(shard), rank, world);
   });
   return hand_back(std::move(f), weight_packed);
 }
 
 FrameTuple from_marlin(const at::Tensor& qweight, const at::Tensor& scales, const OptTensor& zeros,
                        const OptTensor& g_idx, const OptTensor& perm, int64_t group_size, bool sym,
-                       bool desc_act, std::optional<c10::string_view> zero_layout) {
+                       bool desc_act, std::optional<c10::string_view> zero_layout,
+                       std::optional<c10::string_view> shard, int64_t rank, int64_t world) {
   c10::OptionalDeviceGuard g;
   if (qweight.is_cuda()) g.reset_device(qweight.device());
   const std::string layout = zero_layout.has_value() ? std::string(*zero_layout) : std::string();
   BuiltFrame f = call_rust([&] {
     return mate::frame_ffi::build_marlin(arg(qweight), arg(scales), arg(zeros), arg(g_idx), arg(perm), group_size,
-                                         sym, desc_act, rust::Str(layout));
+                                         sym, desc_act, rust::Str(layout), style_of(shard), rank, world);
   });
   return hand_back(std::move(f), qweight);
 }
@@ -110,15 +120,18 @@ FrameTuple from_marlin(const at::Tensor& qweight, const at::Tensor& scales, cons
 // Load-time ops, one per checkpoint convention. Configuration arguments are keyword-only: the
 // caller names the convention it holds (README.md, torch_ops/mate/frame.py).
 #define MATE_FRAME_RETURNS " -> (Tensor qweight, int[] frame_meta, Tensor scales, Tensor zeros, Tensor perm)"
+#define MATE_SHARD_ARGS ", str? shard=None, int rank=0, int world=1)"
 TORCH_LIBRARY_FRAGMENT(mate, m) {
   m.def("frame_from_gptq(Tensor qweight, Tensor scales, Tensor? qzeros, Tensor? g_idx, *, "
-        "int group_size, bool sym, bool desc_act, str checkpoint_format)" MATE_FRAME_RETURNS);
-  m.def("frame_from_awq(Tensor qweight, Tensor scales, Tensor? qzeros, *, int group_size)" MATE_FRAME_RETURNS);
+        "int group_size, bool sym, bool desc_act, str checkpoint_format" MATE_SHARD_ARGS MATE_FRAME_RETURNS);
+  m.def("frame_from_awq(Tensor qweight, Tensor scales, Tensor? qzeros, *, int group_size" MATE_SHARD_ARGS
+        MATE_FRAME_RETURNS);
   m.def("frame_from_compressed(Tensor weight_packed, Tensor weight_scale, "
         "Tensor? weight_zero_point, Tensor? weight_g_idx, *, int[] weight_shape, int group_size, "
-        "bool symmetric, str? actorder=None)" MATE_FRAME_RETURNS);
+        "bool symmetric, str? actorder=None" MATE_SHARD_ARGS MATE_FRAME_RETURNS);
   m.def("frame_from_marlin(Tensor qweight, Tensor scales, Tensor? zeros, Tensor? g_idx, "
-        "Tensor? perm, *, int group_size, bool sym, bool desc_act, str? zero_layout=None)" MATE_FRAME_RETURNS);
+        "Tensor? perm, *, int group_size, bool sym, bool desc_act, str? zero_layout=None" MATE_SHARD_ARGS
+        MATE_FRAME_RETURNS);
 }
 
 TORCH_LIBRARY_IMPL(mate, CPU, m) {

@@ -128,8 +128,11 @@ int64_t workspace_size(const at::Tensor& x, c10::IntArrayRef frame_meta, std::op
   });
 }
 
-std::vector<int64_t> frame_meta(int64_t k, int64_t n, int64_t group_size, bool has_zeros, bool has_perm) {
-  rust::Vec<int64_t> v = call_rust([&] { return mate::ffi::frame_meta(k, n, group_size, has_zeros, has_perm); });
+std::vector<int64_t> frame_meta(int64_t k, int64_t n, int64_t group_size, bool has_zeros, bool has_perm,
+                                std::optional<int64_t> x_cols) {
+  rust::Vec<int64_t> v = call_rust([&] {
+    return mate::ffi::frame_meta(k, n, group_size, has_zeros, has_perm, x_cols.has_value(), x_cols.value_or(0));
+  });
   return std::vector<int64_t>(v.begin(), v.end());
 }
 
@@ -169,7 +172,9 @@ TORCH_LIBRARY(mate, m) {
       "Tensor? perm=None, Tensor? bias=None, int group_size=-1, int? num_sms=None, "
       "Tensor? workspace=None, *, Tensor(a!) out) -> ()");
   m.def("w4a16_workspace_size(Tensor x, int[] frame_meta, int? num_sms=None) -> int", &workspace_size);
-  m.def("frame_meta(int K, int N, int group_size, bool has_zeros, bool has_perm) -> int[]", &frame_meta);
+  // x_cols (keyword, optional): a shard frame's x columns (src/frame/mod.rs, the shard invariant).
+  m.def("frame_meta(int K, int N, int group_size, bool has_zeros, bool has_perm, *, int? x_cols=None) -> int[]",
+        &frame_meta);
   m.def("set_num_sms(int? num_sms) -> ()", &set_num_sms);
   // Test-only hooks (leading underscore): force a kernel variant, list the compiled variants.
   m.def("_force_variant(str? symbol) -> ()", &force_variant);

@@ -53,18 +53,20 @@ fn device_of(t: &TensorDesc) -> Result<Device> {
     }
 }
 
-/// Flattens x's leading dims; returns (M, row stride in elements).
-fn flatten_x(x: &TensorDesc, k: i64) -> Result<(i64, i64)> {
+/// Flattens x's leading dims; returns (M, row stride in elements). x has `meta.x_cols` columns
+/// (K, or fewer for a shard frame: src/frame/mod.rs).
+fn flatten_x(x: &TensorDesc, meta: &FrameMeta) -> Result<(i64, i64)> {
+    let k = meta.x_cols;
     let dims = x.dims();
     let strides = x.stride_vec();
     ensure(!dims.is_empty(), "x", "a 0-dim tensor", "must have at least one dim ([..., K])")?;
     let last = dims.len() - 1;
-    ensure(
-        dims[last] == k,
-        "x",
-        format!("a tensor of shape {}", x.shape_str()),
-        &format!("its last dim must equal the frame's K = {k}"),
-    )?;
+    let want = if meta.is_shard() {
+        format!("its last dim must equal the shard frame's x_cols = {k} (the frame has {} rows)", meta.k)
+    } else {
+        format!("its last dim must equal the frame's K = {k}")
+    };
+    ensure(dims[last] == k, "x", format!("a tensor of shape {}", x.shape_str()), &want)?;
     ensure(
         strides[last] == 1,
         "x",
@@ -130,7 +132,7 @@ pub fn validate(call: &GemmCall, frame_meta: &[i64], with_out: bool) -> Result<V
     let x = &call.x;
     let dtype = expect_dtype("x", x, &[DType::F16, DType::BF16], "must be torch.float16 or torch.bfloat16")?;
     let device = device_of(x)?;
-    let (m, x_row_stride) = flatten_x(x, meta.k)?;
+    let (m, x_row_stride) = flatten_x(x, &meta)?;
     ensure(
         call.group_size == meta.group_size,
         "group_size",
@@ -268,7 +270,7 @@ pub fn workspace_bytes(x: &TensorDesc, frame_meta: &[i64], num_sms: Option<i64>)
     let meta = FrameMeta::parse(frame_meta)?;
     let dtype = expect_dtype("x", x, &[DType::F16, DType::BF16], "must be torch.float16 or torch.bfloat16")?;
     let device = device_of(x)?;
-    let (m, x_row_stride) = flatten_x(x, meta.k)?;
+    let (m, x_row_stride) = flatten_x(x, &meta)?;
     if let Some(s) = num_sms {
         ensure(s > 0, "num_sms", s, "must be a positive SM count, or None for the device's")?;
     }

@@ -56,8 +56,17 @@ pub mod bridge {
         fn meta_out_cols(frame_meta: &[i64]) -> Result<i64>;
         /// Bytes of workspace a call with this activation and frame needs (0: none).
         fn workspace_bytes(x: &TensorDesc, frame_meta: &[i64], has_num_sms: bool, num_sms: i64) -> Result<i64>;
-        /// The metadata list of a frame of this shape and configuration (current version).
-        fn frame_meta(k: i64, n: i64, group_size: i64, has_zeros: bool, has_perm: bool) -> Result<Vec<i64>>;
+        /// The metadata list of a frame of this shape and configuration (current version);
+        /// `has_x_cols`: x has `x_cols` columns (a shard frame when below K).
+        fn frame_meta(
+            k: i64,
+            n: i64,
+            group_size: i64,
+            has_zeros: bool,
+            has_perm: bool,
+            has_x_cols: bool,
+            x_cols: i64,
+        ) -> Result<Vec<i64>>;
         /// Process-wide SM limit for planning (`has == false` clears it).
         fn set_num_sms(has: bool, n: i64) -> Result<()>;
         /// Test-only: force every launch onto the named variant ("" restores planning).
@@ -103,10 +112,19 @@ fn workspace_bytes(
     guarded(|| crate::call::workspace_bytes(x, frame_meta, has_num_sms.then_some(num_sms)))
 }
 
-fn frame_meta(k: i64, n: i64, group_size: i64, has_zeros: bool, has_perm: bool) -> Result<Vec<i64>, String> {
+fn frame_meta(
+    k: i64,
+    n: i64,
+    group_size: i64,
+    has_zeros: bool,
+    has_perm: bool,
+    has_x_cols: bool,
+    x_cols: i64,
+) -> Result<Vec<i64>, String> {
     guarded(|| {
         let meta = crate::frame::FrameMeta::new(k, n, group_size, has_zeros, has_perm)?;
-        Ok(meta.encode().to_vec())
+        let meta = if has_x_cols { meta.with_x_cols(x_cols)? } else { meta };
+        Ok(meta.encode())
     })
 }
 

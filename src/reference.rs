@@ -50,15 +50,17 @@ fn dequantize(p: &Problem, call: &GemmCall) -> Vec<f32> {
     w
 }
 
-/// x as f32 [M, K], gathered through the act-order permutation.
+/// x as f32 [M, K], gathered through the act-order permutation. x itself has `x_cols` columns
+/// (K, or fewer for a shard frame, whose perm maps its K rows into them: src/frame/mod.rs).
 fn gather_x(p: &Problem, call: &GemmCall) -> Result<Vec<f32>> {
-    let (m, k) = (p.m as usize, p.k() as usize);
+    let (m, k, x_cols) = (p.m as usize, p.k() as usize, p.meta.x_cols as usize);
     let stride = p.x_row_stride as usize;
-    let x = unsafe { std::slice::from_raw_parts(call.x.data as *const u16, (m - 1) * stride + k) };
+    let x = unsafe { std::slice::from_raw_parts(call.x.data as *const u16, (m - 1) * stride + x_cols) };
     let perm = if call.perm.present {
         let perm = unsafe { std::slice::from_raw_parts(call.perm.data as *const i32, k) };
-        if let Some((i, &v)) = perm.iter().enumerate().find(|(_, &v)| v < 0 || v as usize >= k) {
-            return Err(arg_err("perm", format!("perm[{i}] = {v}"), format!("entries must lie in [0, K = {k})")));
+        if let Some((i, &v)) = perm.iter().enumerate().find(|(_, &v)| v < 0 || v as usize >= x_cols) {
+            let bound = if p.meta.is_shard() { "x_cols" } else { "K" };
+            return Err(arg_err("perm", format!("perm[{i}] = {v}"), format!("entries must lie in [0, {bound} = {x_cols})")));
         }
         Some(perm)
     } else {
@@ -66,7 +68,7 @@ fn gather_x(p: &Problem, call: &GemmCall) -> Result<Vec<f32>> {
     };
     let mut out = vec![0f32; m * k];
     for row in 0..m {
-        let src = &x[row * stride..row * stride + k];
+        let src = &x[row * stride..row * stride + x_cols];
         let dst = &mut out[row * k..(row + 1) * k];
         match perm {
             Some(perm) => dst.iter_mut().zip(perm).for_each(|(d, &c)| *d = to_f32(p.dtype, src[c as usize])),

@@ -13,6 +13,7 @@ use crate::frame::build_guards::Input;
 use crate::frame::builder::build;
 use crate::frame::conventions::{awq, compressed, gptq, marlin, Layer};
 use crate::frame::pack::Frame;
+use crate::frame::shard::{regroup, Shard, Style};
 
 #[cxx::bridge(namespace = "mate::frame_ffi")]
 pub mod bridge {
@@ -46,8 +47,19 @@ pub mod bridge {
             sym: bool,
             desc_act: bool,
             checkpoint_format: &str,
+            shard: &str,
+            rank: i64,
+            world: i64,
         ) -> Result<BuiltFrame>;
-        fn build_awq(qweight: TensorArg, scales: TensorArg, qzeros: TensorArg, group_size: i64) -> Result<BuiltFrame>;
+        fn build_awq(
+            qweight: TensorArg,
+            scales: TensorArg,
+            qzeros: TensorArg,
+            group_size: i64,
+            shard: &str,
+            rank: i64,
+            world: i64,
+        ) -> Result<BuiltFrame>;
         fn build_compressed(
             weight_packed: TensorArg,
             weight_scale: TensorArg,
@@ -57,6 +69,9 @@ pub mod bridge {
             group_size: i64,
             symmetric: bool,
             actorder: &str,
+            shard: &str,
+            rank: i64,
+            world: i64,
         ) -> Result<BuiltFrame>;
         fn build_marlin(
             qweight: TensorArg,
@@ -68,6 +83,9 @@ pub mod bridge {
             sym: bool,
             desc_act: bool,
             zero_layout: &str,
+            shard: &str,
+            rank: i64,
+            world: i64,
         ) -> Result<BuiltFrame>;
     }
 }
@@ -102,7 +120,7 @@ fn give(t: Option<tch::Tensor>) -> usize {
 }
 
 fn hand_over(f: Frame) -> BuiltFrame {
-    let meta = f.meta.encode().to_vec();
+    let meta = f.meta.encode();
     BuiltFrame { qweight: give(Some(f.qweight)), scales: give(Some(f.scales)), zeros: give(f.zeros), perm: give(f.perm), meta }
 }
 
@@ -122,6 +140,25 @@ fn guarded(f: impl FnOnce() -> Result<Layer, Error>) -> Result<BuiltFrame, Strin
     }
 }
 
+/// (rows, columns) of a 2-D input, if it is one (for the shard rules, checked before decoding;
+/// a malformed tensor is left to its convention's own guard).
+fn dims2(t: &Option<Input>) -> Option<(i64, i64)> {
+    t.as_ref().map(|i| i.dims()).filter(|d| d.len() == 2).map(|d| (d[0], d[1]))
+}
+
+/// Whether this slice is a row-parallel act-order one ("K not full"), after checking the slice's
+/// alignment rule (`shard.rs`). `kn`: the slice's (K, N), when the tensor shapes say.
+fn k_not_full(shard: Option<Shard>, kn: Option<(i64, i64)>, group_size: i64, act_order: bool) -> Result<bool, Error> {
+    match (shard, kn) {
+        (Some(s), Some((k, n))) => {
+            s.check(k, n, group_size, act_order)?;
+            Ok(s.style == Style::Row && act_order)
+        }
+        (Some(s), None) => Ok(s.style == Style::Row && act_order),
+        (None, _) => Ok(false),
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn build_gptq(
     qweight: TensorArg,
@@ -132,17 +169,37 @@ fn build_gptq(
     sym: bool,
     desc_act: bool,
     checkpoint_format: &str,
+    shard: &str,
+    rank: i64,
+    world: i64,
 ) -> Result<BuiltFrame, String> {
     let (qw, s, z, g) = (take("qweight", qweight), take("scales", scales), take("qzeros", qzeros), take("g_idx", g_idx));
     guarded(|| {
         let format = gptq::Format::parse(checkpoint_format)?;
-        gptq::layer(present("qweight", qw)?, present("scales", s)?, z, g, group_size, sym, desc_act, format)
+        let sh = Shard::parse(shard, rank, world)?;
+        let kn = dims2(&qw).map(|(r, c)| (r * 8, c));
+        let (qw, s) = (present("qweight", qw)?, present("scales", s)?);
+        if k_not_full(sh, kn, group_size, desc_act)? {
+            return regroup(gptq::held_rows(qw, s, z, g, group_size, sym, format)?, &sh.unwrap());
+        }
+        gptq::layer(qw, s, z, g, group_size, sym, desc_act, format)
     })
 }
 
-fn build_awq(qweight: TensorArg, scales: TensorArg, qzeros: TensorArg, group_size: i64) -> Result<BuiltFrame, String> {
+fn build_awq(
+    qweight: TensorArg,
+    scales: TensorArg,
+    qzeros: TensorArg,
+    group_size: i64,
+    shard: &str,
+    rank: i64,
+    world: i64,
+) -> Result<BuiltFrame, String> {
     let (qw, s, z) = (take("qweight", qweight), take("scales", scales), take("qzeros", qzeros));
     guarded(|| {
+        // AWQ has no act order: every slice is an ordinary layer.
+        let sh = Shard::parse(shard, rank, world)?;
+        k_not_full(sh, dims2(&qw).map(|(r, c)| (r, c * 8)), group_size, false)?;
         let z = z.ok_or_else(|| {
             crate::error::arg_err("qzeros", "None", "is required: AWQ checkpoints always carry zero points")
         })?;
@@ -160,12 +217,22 @@ fn build_compressed(
     group_size: i64,
     symmetric: bool,
     actorder: &str,
+    shard: &str,
+    rank: i64,
+    world: i64,
 ) -> Result<BuiltFrame, String> {
     let wp = take("weight_packed", weight_packed);
     let ws = take("weight_scale", weight_scale);
     let wz = take("weight_zero_point", weight_zero_point);
     let wg = take("weight_g_idx", weight_g_idx);
     guarded(|| {
+        let sh = Shard::parse(shard, rank, world)?;
+        let act = compressed::reads_g_idx(actorder)?;
+        let kn = (weight_shape.len() == 2).then(|| (weight_shape[1], weight_shape[0]));
+        if k_not_full(sh, kn, group_size, act)? {
+            let (wp, ws) = (present("weight_packed", wp)?, present("weight_scale", ws)?);
+            return regroup(compressed::held_rows(wp, ws, wz, wg, weight_shape, group_size, symmetric)?, &sh.unwrap());
+        }
         compressed::layer(
             present("weight_packed", wp)?,
             present("weight_scale", ws)?,
@@ -190,10 +257,19 @@ fn build_marlin(
     sym: bool,
     desc_act: bool,
     zero_layout: &str,
+    shard: &str,
+    rank: i64,
+    world: i64,
 ) -> Result<BuiltFrame, String> {
     let (qw, s, z) = (take("qweight", qweight), take("scales", scales), take("zeros", zeros));
     let (g, p) = (take("g_idx", g_idx), take("perm", perm));
     guarded(|| {
-        marlin::layer(present("qweight", qw)?, present("scales", s)?, z, g, p, group_size, sym, desc_act, zero_layout)
+        let sh = Shard::parse(shard, rank, world)?;
+        let kn = dims2(&qw).map(|(r, c)| (r * 16, c / 2));
+        let (qw, s) = (present("qweight", qw)?, present("scales", s)?);
+        if k_not_full(sh, kn, group_size, desc_act)? {
+            return regroup(marlin::held_rows(qw, s, z, g, p, group_size, sym, zero_layout)?, &sh.unwrap());
+        }
+        marlin::layer(qw, s, z, g, p, group_size, sym, desc_act, zero_layout)
     })
 }

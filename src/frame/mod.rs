@@ -32,8 +32,28 @@
 //! # Metadata (`frame_meta`, an `int[]` the op receives)
 //!
 //! `[FRAME_MAGIC + version, K, N, group_size, flags]`, flags bit 0 = has zero points,
-//! bit 1 = has act-order permutation. `group_size` is the declared one (-1 = per channel).
-//! It is produced only by [`FrameMeta::encode`] (exposed as `torch.ops.mate.frame_meta`).
+//! bit 1 = has act-order permutation, bit 2 = a shard frame whose x has fewer columns than the
+//! frame has rows; only then a sixth element follows: `x_cols` (below). `group_size` is the
+//! declared one (-1 = per channel). It is produced only by [`FrameMeta::encode`] (exposed as
+//! `torch.ops.mate.frame_meta`).
+//!
+//! # The two invariants: whole layer, and row-parallel act-order shard ("K not full")
+//!
+//! **Whole layer** (every frame without flag bit 2): x has `K` columns, the frame has `K` rows;
+//! row `k` is in group `k / G`; with `perm`, `perm` is a permutation of `0..K`.
+//!
+//! **Shard** (flag bit 2, `x_cols < K`): a tensor-parallel rank's K slice of an act-order layer
+//! (`shard.rs`). x has `x_cols` columns (the rank's slice of the input features); the frame has
+//! `K >= x_cols` rows, still row `k` in group `k / G` (so every kernel reads it unchanged), and
+//! `perm` (required) maps each frame row to an x column: every value lies in `[0, x_cols)`, every
+//! x column appears at least once (exactly once among the real rows). The rows the frame adds
+//! are padding whose weight is exactly 0 (`q` = the group's zero point); they gather some valid
+//! x column, so they add `0 * x` (0 for finite x; NaN where that x is inf or NaN, an input the
+//! layer's output is not finite for anyway). The GEMM validates x against `x_cols`, the frame's
+//! tensors against `K`. The kernels read x only through `perm` here (`x[m * x_row_stride +
+//! perm[k]]`), so they serve shard frames unchanged; their poisoning of an out-of-range `perm`
+//! entry bounds it by `K`, not `x_cols`, so `perm < x_cols` is the builder's guarantee on CUDA
+//! (the CPU path checks it per call).
 //!
 //! # Building frames (`torch.ops.mate.frame_from_*`)
 //!
@@ -42,7 +62,9 @@
 //! (`canonical.rs`: unpacked q in frame row order, exact zeros, scales, act-order permutation),
 //! and `pack.rs` alone turns canonical columns into this layout. `builder.rs` drives the two block
 //! by block and checks the result with `guards.rs`; `build_guards.rs` and `act_order.rs` hold the
-//! rules for the inputs. `ffi.rs` is the builder's `cxx` bridge (cpp/frame_ops.cpp).
+//! rules for the inputs. `ffi.rs` is the builder's `cxx` bridge (cpp/frame_ops.cpp). `shard.rs`
+//! builds a tensor-parallel rank's frame from its slice (column, row, and the K-not-full
+//! regrouping of a row-parallel act-order slice into the shard invariant above).
 
 pub mod act_order;
 pub mod build_guards;
@@ -52,6 +74,7 @@ pub mod conventions;
 pub mod ffi;
 pub mod guards;
 pub mod pack;
+pub mod shard;
 
 use crate::error::{arg_err, ensure, Result};
 
@@ -60,6 +83,8 @@ pub const FRAME_VERSION: i64 = 2;
 /// Distinguishes a mate frame list from an arbitrary int list.
 pub const FRAME_MAGIC: i64 = 0x4D41_5445_0000; // "MATE" << 16
 pub const META_LEN: usize = 5;
+/// Length of a shard frame's list (flag bit 2): `x_cols` follows the flags.
+pub const META_LEN_SHARD: usize = 6;
 /// Declared group sizes the kernels serve.
 pub const GROUP_SIZES: [i64; 4] = [-1, 32, 64, 128];
 /// Shape envelope of every kernel family: K and N multiples of this.
@@ -68,6 +93,7 @@ pub const N_ALIGN: i64 = 64;
 
 const FLAG_ZEROS: i64 = 1;
 const FLAG_PERM: i64 = 2;
+const FLAG_X_COLS: i64 = 4;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FrameMeta {
@@ -77,14 +103,29 @@ pub struct FrameMeta {
     pub group_size: i64,
     pub has_zeros: bool,
     pub has_perm: bool,
+    /// Columns of x (the layer's input features as this frame sees them): `k` for a whole layer,
+    /// fewer for a row-parallel act-order shard (the shard invariant above).
+    pub x_cols: i64,
 }
 
 impl FrameMeta {
     /// A frame description, checked against the shape envelope.
     pub fn new(k: i64, n: i64, group_size: i64, has_zeros: bool, has_perm: bool) -> Result<FrameMeta> {
-        let meta = FrameMeta { k, n, group_size, has_zeros, has_perm };
+        let meta = FrameMeta { k, n, group_size, has_zeros, has_perm, x_cols: k };
         meta.check()?;
         Ok(meta)
+    }
+
+    /// The same frame read by an x of `x_cols` columns (a shard frame when `x_cols < K`).
+    pub fn with_x_cols(self, x_cols: i64) -> Result<FrameMeta> {
+        let meta = FrameMeta { x_cols, ..self };
+        meta.check()?;
+        Ok(meta)
+    }
+
+    /// A shard frame: x has fewer columns than the frame has rows.
+    pub fn is_shard(&self) -> bool {
+        self.x_cols != self.k
     }
 
     /// Effective group size (K for per-channel).
@@ -100,20 +141,30 @@ impl FrameMeta {
         self.k / self.group()
     }
 
-    pub fn encode(&self) -> [i64; META_LEN] {
-        let flags = (self.has_zeros as i64) * FLAG_ZEROS | (self.has_perm as i64) * FLAG_PERM;
-        [FRAME_MAGIC + FRAME_VERSION, self.k, self.n, self.group_size, flags]
+    pub fn encode(&self) -> Vec<i64> {
+        let flags = (self.has_zeros as i64) * FLAG_ZEROS
+            | (self.has_perm as i64) * FLAG_PERM
+            | (self.is_shard() as i64) * FLAG_X_COLS;
+        let mut v = vec![FRAME_MAGIC + FRAME_VERSION, self.k, self.n, self.group_size, flags];
+        if self.is_shard() {
+            v.push(self.x_cols);
+        }
+        v
     }
 
     pub fn parse(meta: &[i64]) -> Result<FrameMeta> {
         let shown = || format!("{meta:?}");
-        if meta.len() != META_LEN || meta[0] & !0xFFFF != FRAME_MAGIC {
+        let want_len = match meta.get(4) {
+            Some(f) if f & FLAG_X_COLS != 0 => META_LEN_SHARD,
+            _ => META_LEN,
+        };
+        if meta.len() != want_len || meta[0] & !0xFFFF != FRAME_MAGIC {
             return Err(arg_err(
                 "frame_meta",
                 shown(),
                 format!(
-                    "must be the {META_LEN}-element list torch.ops.mate.frame_meta() returns \
-                     ([magic+version, K, N, group_size, flags])"
+                    "must be the list torch.ops.mate.frame_meta() returns ([magic+version, K, N, \
+                     group_size, flags], and x_cols after the flags when flag bit 2 is set)"
                 ),
             ));
         }
@@ -126,8 +177,18 @@ impl FrameMeta {
             ));
         }
         let flags = meta[4];
-        ensure(flags & !(FLAG_ZEROS | FLAG_PERM) == 0, "frame_meta", shown(), "flags hold unknown bits")?;
-        FrameMeta::new(meta[1], meta[2], meta[3], flags & FLAG_ZEROS != 0, flags & FLAG_PERM != 0)
+        ensure(flags & !(FLAG_ZEROS | FLAG_PERM | FLAG_X_COLS) == 0, "frame_meta", shown(), "flags hold unknown bits")?;
+        let whole = FrameMeta::new(meta[1], meta[2], meta[3], flags & FLAG_ZEROS != 0, flags & FLAG_PERM != 0)?;
+        if flags & FLAG_X_COLS == 0 {
+            return Ok(whole);
+        }
+        ensure(
+            meta[5] < meta[1],
+            "frame_meta",
+            shown(),
+            "flag bit 2 (shard) is set only when x_cols is below the frame's K",
+        )?;
+        whole.with_x_cols(meta[5])
     }
 
     /// The shape envelope: the rules every frame obeys.
@@ -157,6 +218,20 @@ impl FrameMeta {
             &format!("K = {} must be a multiple of the group size", self.k),
         )?;
         ensure(self.k <= i32::MAX as i64 && self.n <= i32::MAX as i64 / 8, "K/N", format!("{}x{}", self.k, self.n), "too large for 32-bit kernel indexing")?;
+        if self.is_shard() {
+            ensure(
+                self.x_cols >= 1 && self.x_cols < self.k,
+                "x_cols",
+                self.x_cols,
+                &format!("a shard frame's x has between 1 and K - 1 = {} columns (K is the frame's rows)", self.k - 1),
+            )?;
+            ensure(
+                self.has_perm,
+                "x_cols",
+                self.x_cols,
+                "a shard frame (x_cols < K) maps its rows to x columns through perm: it must have one",
+            )?;
+        }
         Ok(())
     }
 }
@@ -247,5 +322,24 @@ mod tests {
         assert!(FrameMeta::new(192, 128, 128, false, false).unwrap_err().to_string().contains("multiple of the group"));
         assert!(FrameMeta::new(128, 128, 16, false, false).unwrap_err().to_string().contains("32, 64, 128"));
         assert!(FrameMeta::parse(&[1, 2, 3]).unwrap_err().to_string().contains("frame_meta"));
+    }
+
+    #[test]
+    fn shard_meta_round_trips_and_keeps_whole_layers_at_five_elements() {
+        let whole = FrameMeta::new(256, 128, 32, true, true).unwrap();
+        assert_eq!(whole.encode().len(), META_LEN);
+        let shard = whole.with_x_cols(200).unwrap();
+        let v = shard.encode();
+        assert_eq!((v.len(), v[4] & FLAG_X_COLS, v[5]), (META_LEN_SHARD, FLAG_X_COLS, 200));
+        assert_eq!(FrameMeta::parse(&v).unwrap(), shard);
+        assert_eq!(whole.with_x_cols(256).unwrap().encode(), whole.encode());
+        // A shard frame needs perm, and x_cols in [1, K).
+        let plain = FrameMeta::new(256, 128, 32, true, false).unwrap();
+        assert!(plain.with_x_cols(200).unwrap_err().to_string().contains("perm"));
+        assert!(whole.with_x_cols(300).unwrap_err().to_string().contains("x_cols"));
+        let mut bad = v.clone();
+        bad[5] = 256;
+        assert!(FrameMeta::parse(&bad).unwrap_err().to_string().contains("below the frame's K"));
+        assert!(FrameMeta::parse(&v[..5]).unwrap_err().to_string().contains("frame_meta"));
     }
 }

@@ -6,9 +6,10 @@ Importing this package loads the native library, which registers:
   group_size=-1, num_sms=None, workspace=None) -> Tensor`` and its ``.out`` overload
   (keyword ``out=``), for CPU and CUDA tensors, with Meta kernels for torch.compile;
 * ``torch.ops.mate.w4a16_workspace_size(x, frame_meta, num_sms=None) -> int``;
-* ``torch.ops.mate.frame_meta(K, N, group_size, has_zeros, has_perm) -> list[int]``;
+* ``torch.ops.mate.frame_meta(K, N, group_size, has_zeros, has_perm, *, x_cols=None) -> list[int]``;
 * ``torch.ops.mate.frame_from_{gptq,awq,compressed,marlin}(...)``: checkpoint tensors -> a frame
-  (``mate.frame``: ``from_gptq`` ... return a :class:`Frame` to pass to the GEMM).
+  (``mate.frame``: ``from_gptq`` ... return a :class:`Frame` to pass to the GEMM); with
+  ``shard="column"|"row", rank=, world=`` from a tensor-parallel rank's slice (``mate.shard``).
 
 Serving pieces (pure Python over the ops): ``W4A16Linear`` (``linear.py``), RTN quantization
 (``quantize.py``), an ``MPLinearKernel``-shaped adapter (``adapter.py``), vLLM's Marlin call
@@ -74,9 +75,10 @@ def load(path: str | os.PathLike | None = None) -> Path:
     return _loaded
 
 
-def frame_meta(K: int, N: int, group_size: int, has_zeros: bool, has_perm: bool) -> list[int]:
-    """The metadata list of a current-version frame (validated by the library)."""
-    return torch.ops.mate.frame_meta(K, N, group_size, has_zeros, has_perm)
+def frame_meta(K: int, N: int, group_size: int, has_zeros: bool, has_perm: bool, *, x_cols: int | None = None) -> list[int]:
+    """The metadata list of a current-version frame (validated by the library); ``x_cols`` below
+    ``K`` describes a shard frame (src/frame/mod.rs, the shard invariant)."""
+    return torch.ops.mate.frame_meta(K, N, group_size, has_zeros, has_perm, x_cols=x_cols)
 
 
 load(os.environ.get("MATE_LIBRARY"))
@@ -87,3 +89,4 @@ from . import quantize  # noqa: E402
 from .linear import W4A16Linear  # noqa: E402
 from .hf import swap_linears  # noqa: E402
 from . import adapter, marlin_compat  # noqa: E402
+from . import shard  # noqa: E402

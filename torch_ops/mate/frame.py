@@ -16,6 +16,11 @@ Ops (``torch.ops.mate.*``)::
     frame_from_marlin(qweight, scales, zeros, g_idx, perm, *, group_size, sym, desc_act,
                       zero_layout=None)
 
+Each also takes ``shard=None | "column" | "row", rank=0, world=1`` (keywords): the tensors are a
+tensor-parallel rank's slice (``mate.shard`` slices whole checkpoints and documents the styles;
+src/frame/shard.rs builds them). A row-parallel act-order slice gives a shard frame, whose x has
+``Frame.in_features`` columns, fewer than its rows (src/frame/mod.rs).
+
 Refused inputs raise ``ValueError`` naming the argument, its value and the rule.
 """
 
@@ -39,6 +44,15 @@ class Frame:
     perm: torch.Tensor | None
     group_size: int
 
+    @property
+    def in_features(self) -> int:
+        """Columns of x: K, or a shard frame's ``x_cols`` (fewer than its rows ``meta[1]``)."""
+        return int(self.meta[5]) if self.meta[4] & _FLAG_X_COLS else int(self.meta[1])
+
+    @property
+    def out_features(self) -> int:
+        return int(self.meta[2])
+
     def args(self):
         """``(qweight, frame_meta, scales, zeros, perm)``, the GEMM's frame arguments in order."""
         return (self.qweight, self.meta, self.scales, self.zeros, self.perm)
@@ -51,7 +65,7 @@ class Frame:
         return torch.ops.mate.w4a16_gemm(x, *self.args(), bias, self.group_size, **kw)
 
 
-_FLAG_ZEROS, _FLAG_PERM = 1, 2  # frame_meta[4] (src/frame/mod.rs)
+_FLAG_ZEROS, _FLAG_PERM, _FLAG_X_COLS = 1, 2, 4  # frame_meta[4] (src/frame/mod.rs)
 
 
 def _frame(result, group_size: int) -> Frame:
@@ -67,24 +81,34 @@ def _frame(result, group_size: int) -> Frame:
     )
 
 
+def _frame_group(result, group_size: int) -> int:
+    """The frame's group size (its metadata's): the checkpoint's, except for a K-not-full shard
+    frame, which regroups into 32/64/128-row subgroups (src/frame/shard.rs)."""
+    return int(result[1][3])
+
+
 def from_gptq(qweight, scales, qzeros=None, g_idx=None, *, group_size: int, sym: bool, desc_act: bool,
-              checkpoint_format: str) -> Frame:
+              checkpoint_format: str, shard: str | None = None, rank: int = 0, world: int = 1) -> Frame:
     """GPTQ checkpoint tensors. ``checkpoint_format`` is ``"gptq"`` (v1: qzeros store zero - 1) or
     ``"gptq_v2"``; ``qzeros`` is read only when ``sym`` is False, ``g_idx`` only when ``desc_act``."""
     r = torch.ops.mate.frame_from_gptq(
         qweight, scales, qzeros, g_idx, group_size=group_size, sym=sym, desc_act=desc_act,
-        checkpoint_format=checkpoint_format,
+        checkpoint_format=checkpoint_format, shard=shard, rank=rank, world=world,
     )
-    return _frame(r, group_size)
+    return _frame(r, _frame_group(r, group_size))
 
 
-def from_awq(qweight, scales, qzeros, *, group_size: int) -> Frame:
+def from_awq(qweight, scales, qzeros, *, group_size: int, shard: str | None = None, rank: int = 0,
+             world: int = 1) -> Frame:
     """AWQ (GEMM packing) checkpoint tensors: qweight [K, N/8], qzeros [K/group, N/8] (exact zeros)."""
-    return _frame(torch.ops.mate.frame_from_awq(qweight, scales, qzeros, group_size=group_size), group_size)
+    r = torch.ops.mate.frame_from_awq(qweight, scales, qzeros, group_size=group_size, shard=shard, rank=rank,
+                                      world=world)
+    return _frame(r, _frame_group(r, group_size))
 
 
 def from_compressed(weight_packed, weight_scale, weight_zero_point=None, weight_g_idx=None, *,
-                    weight_shape, group_size: int, symmetric: bool, actorder: str | None = None) -> Frame:
+                    weight_shape, group_size: int, symmetric: bool, actorder: str | None = None,
+                    shard: str | None = None, rank: int = 0, world: int = 1) -> Frame:
     """compressed-tensors ``pack-quantized`` int4 tensors. ``weight_shape`` is ``[N, K]`` (the
     checkpoint's tensor or a list); ``group_size`` -1 for the channel strategy; ``actorder`` the
     config's (``"group"`` reads ``weight_g_idx``; ``None`` / ``"weight"`` do not)."""
@@ -92,13 +116,14 @@ def from_compressed(weight_packed, weight_scale, weight_zero_point=None, weight_
         weight_shape = weight_shape.tolist()
     r = torch.ops.mate.frame_from_compressed(
         weight_packed, weight_scale, weight_zero_point, weight_g_idx, weight_shape=list(weight_shape),
-        group_size=group_size, symmetric=symmetric, actorder=actorder,
+        group_size=group_size, symmetric=symmetric, actorder=actorder, shard=shard, rank=rank, world=world,
     )
-    return _frame(r, group_size)
+    return _frame(r, _frame_group(r, group_size))
 
 
 def from_marlin(qweight, scales, zeros=None, g_idx=None, perm=None, *, group_size: int, sym: bool,
-                desc_act: bool, zero_layout: str | None = None) -> Frame:
+                desc_act: bool, zero_layout: str | None = None, shard: str | None = None, rank: int = 0,
+                world: int = 1) -> Frame:
     """Tensors already repacked by vLLM's Marlin path: ``qweight`` from ``gptq_marlin_repack`` /
     ``awq_marlin_repack``, ``scales`` from ``marlin_permute_scales``; with zero points
     (``sym=False``) ``zero_layout`` names what ``zeros`` holds: ``"marlin"`` (the output of
@@ -108,6 +133,6 @@ def from_marlin(qweight, scales, zeros=None, g_idx=None, perm=None, *, group_siz
     permutes its copy)."""
     r = torch.ops.mate.frame_from_marlin(
         qweight, scales, zeros, g_idx, perm, group_size=group_size, sym=sym, desc_act=desc_act,
-        zero_layout=zero_layout,
+        zero_layout=zero_layout, shard=shard, rank=rank, world=world,
     )
-    return _frame(r, group_size)
+    return _frame(r, _frame_group(r, group_size))

@@ -29,7 +29,8 @@ class W4A16Linear(nn.Module):
     def __init__(self, frame: Frame, bias: torch.Tensor | None = None):
         super().__init__()
         meta = list(frame.meta)
-        self.in_features, self.out_features = int(meta[1]), int(meta[2])
+        # x's columns: K, or a tensor-parallel shard frame's x_cols (src/frame/mod.rs).
+        self.in_features, self.out_features = frame.in_features, frame.out_features
         self.group_size = int(frame.group_size)
         self.meta = meta
         if bias is not None:

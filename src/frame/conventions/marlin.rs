@@ -33,7 +33,8 @@ use tch::{Kind, Tensor};
 use super::Layer;
 use crate::error::{arg_err, Result};
 use crate::frame::act_order::check_sorted;
-use crate::frame::build_guards::{packed, required, scales, Input};
+use crate::frame::build_guards::{first_true, index_vector, packed, permutation, required, scales, Input};
+use crate::frame::shard::HeldRows;
 use crate::frame::canonical::{invert, unpack_cols, AWQ_ORDER, SEQUENTIAL};
 use crate::frame::FrameMeta;
 use crate::tensor::DType;
@@ -128,29 +129,8 @@ pub fn layer(
     let meta = FrameMeta::new(k, n, group_size, !sym, desc_act)?;
     let groups = meta.groups();
 
-    scale_t.same_device(&qweight)?;
-    let scale_kind = scales(&scale_t, &[groups, n], "[K/group, N], marlin_permute_scales output")?;
-    let (grouped, single) = scale_perms();
-    let per_group = group_size != -1 && group_size < k; // vLLM's own test in marlin_permute_scales
-    let scales = unpermute_runs(&scale_t.t, if per_group { &grouped } else { &single });
-
-    let zeros = if sym {
-        None
-    } else {
-        let z = required(&zeros_t, "zeros", "the config is asymmetric (sym=False)")?;
-        if zero_layout.is_empty() {
-            return Err(arg_err("zero_layout", "None", "is required when the config is asymmetric (sym=False): \
-                name the zero-point layout held (\"marlin\", \"awq\" or \"gptq_v2\")"));
-        }
-        let layout = ZeroLayout::parse(zero_layout)?;
-        z.same_device(&qweight)?;
-        packed(z, &[groups, n / 8], "[K/group, N/8]")?;
-        Some(match layout {
-            ZeroLayout::Marlin => unpermute_runs(&unpack_cols(&z.t, &AWQ_ORDER), &grouped),
-            ZeroLayout::Awq => unpack_cols(&z.t, &AWQ_ORDER),
-            ZeroLayout::GptqV2 => unpack_cols(&z.t, &SEQUENTIAL),
-        })
-    };
+    let (scale_kind, scales, zeros) =
+        scales_and_zeros(&scale_t, &zeros_t, &qweight, groups, n, k, group_size, sym, zero_layout)?;
 
     let perm = if desc_act {
         let g = required(&g_idx, "g_idx", "the config says desc_act=True (the sorted g_idx of the Marlin layer)")?;
@@ -162,27 +142,116 @@ pub fn layer(
         None
     };
 
+    Ok(Layer { meta, scale_kind, device, scales, zeros, perm, q: rows_decoder(&qweight, k, device) })
+}
+
+/// `(n0, n)` -> uint8 `[K, n]`: the repacked rows (in their repacked order) of columns `[n0, n0 + n)`.
+fn rows_decoder(qweight: &Input, k: i64, device: tch::Device) -> Box<dyn Fn(i64, i64) -> Tensor> {
     let words = qweight.t.shallow_clone();
     let map = Tensor::from_slice(&tile_map()).to_device(device);
-    Ok(Layer {
-        meta,
+    Box::new(move |n0, nb| {
+        let kt = k / 16;
+        let tiles = nb / 64;
+        // [K/16, tiles, 128 words] -> nibbles [K/16, tiles, 1024] in (word, nibble) order.
+        let w = words.narrow(1, 2 * n0, 2 * nb).reshape([kt, tiles, 128]);
+        let nib = Tensor::empty([kt, tiles, 128, 8], (Kind::Uint8, w.device()));
+        for j in 0..8 {
+            nib.select(3, j).copy_(&crate::frame::canonical::nibble(&w, j));
+        }
+        let tile = nib.view([kt, tiles, 1024]).index_select(2, &map).view([kt, tiles, 16, 64]);
+        tile.permute([0, 2, 1, 3]).reshape([k, nb])
+    })
+}
+
+/// Canonical scales and zeros (`[groups, N]`) from Marlin's permuted ones; `k` the K vLLM passed
+/// to `marlin_permute_scales` (the rank's, under tensor parallelism).
+fn scales_and_zeros(
+    scale_t: &Input,
+    zeros_t: &Option<Input>,
+    qweight: &Input,
+    groups: i64,
+    n: i64,
+    k: i64,
+    group_size: i64,
+    sym: bool,
+    zero_layout: &str,
+) -> Result<(Kind, Tensor, Option<Tensor>)> {
+    scale_t.same_device(qweight)?;
+    let scale_kind = scales(scale_t, &[groups, n], "[K/group, N], marlin_permute_scales output")?;
+    let (grouped, single) = scale_perms();
+    let per_group = group_size != -1 && group_size < k; // vLLM's own test in marlin_permute_scales
+    let scales = unpermute_runs(&scale_t.t, if per_group { &grouped } else { &single });
+    let zeros = if sym {
+        None
+    } else {
+        let z = required(zeros_t, "zeros", "the config is asymmetric (sym=False)")?;
+        if zero_layout.is_empty() {
+            return Err(arg_err("zero_layout", "None", "is required when the config is asymmetric (sym=False): \
+                name the zero-point layout held (\"marlin\", \"awq\" or \"gptq_v2\")"));
+        }
+        let layout = ZeroLayout::parse(zero_layout)?;
+        z.same_device(qweight)?;
+        packed(z, &[groups, n / 8], "[K/group, N/8]")?;
+        Some(match layout {
+            ZeroLayout::Marlin => unpermute_runs(&unpack_cols(&z.t, &AWQ_ORDER), &grouped),
+            ZeroLayout::Awq => unpack_cols(&z.t, &AWQ_ORDER),
+            ZeroLayout::GptqV2 => unpack_cols(&z.t, &SEQUENTIAL),
+        })
+    };
+    Ok((scale_kind, scales, zeros))
+}
+
+/// Row-parallel act order (`shard.rs`, "K not full"), as vLLM's Marlin path holds a rank's rows:
+/// `qweight` = `gptq_marlin_repack` of the rank's rows gathered by `perm` (`[K_s/16, 2N]`),
+/// `g_idx` = the rank's `g_idx` sorted (`marlin_sort_g_idx`, `[K_s]`, the layer's group ids),
+/// `perm` = its sort indices (`[K_s]`, x columns of the rank's slice), and every group's scales /
+/// zeros (`[K/group, N]`, permuted by `marlin_permute_scales` with `size_k = K_s`).
+#[allow(clippy::too_many_arguments)]
+pub fn held_rows(
+    qweight: Input,
+    scale_t: Input,
+    zeros_t: Option<Input>,
+    g_idx: Option<Input>,
+    perm_t: Option<Input>,
+    group_size: i64,
+    sym: bool,
+    zero_layout: &str,
+) -> Result<HeldRows> {
+    let device = qweight.device()?;
+    qweight.dtype_in(&[DType::I32], "must be torch.int32 (Marlin-repacked words)")?;
+    let dims = qweight.ndim(2, "Marlin qweight of a rank's rows is [K_s/16, 2N]")?;
+    let (k, n) = (dims[0] * 16, dims[1] / 2);
+    if dims[1] % 2 != 0 || n % 64 != 0 {
+        return Err(arg_err("qweight", format!("a tensor of shape {dims:?}"), "must be [K_s/16, 2N] with N a multiple of 64 (gptq_marlin_repack output)"));
+    }
+    super::check_group_size(group_size)?;
+    let s_rows = scale_t.ndim(2, "[K/group, N]: every group of the layer")?[0];
+    let (scale_kind, scales, zeros) =
+        scales_and_zeros(&scale_t, &zeros_t, &qweight, s_rows, n, k, group_size, sym, zero_layout)?;
+    let g = required(&g_idx, "g_idx", "the config says desc_act=True (the rank's sorted g_idx)")?;
+    let p = required(&perm_t, "perm", "the config says desc_act=True (the rank's g_idx_sort_indices)")?;
+    g.same_device(&qweight)?;
+    p.same_device(&qweight)?;
+    let groups = super::held_groups(g, k, s_rows)?;
+    if let Some(i) = first_true(&groups.narrow(0, 1, k - 1).lt_tensor(&groups.narrow(0, 0, k - 1))) {
+        return Err(arg_err(
+            g.name,
+            format!("g_idx[{}] = {} after {}", i + 1, groups.int64_value(&[i + 1]), groups.int64_value(&[i])),
+            "must be sorted (the rank's g_idx as marlin_sort_g_idx returns it, matching rows repacked with perm)",
+        ));
+    }
+    let x_col = index_vector(p, k, "[K_s]: g_idx_sort_indices of the rank's rows")?;
+    permutation(p.name, &x_col, k)?;
+    Ok(HeldRows {
+        n,
+        group_size,
         scale_kind,
         device,
         scales,
         zeros,
-        perm,
-        q: Box::new(move |n0, nb| {
-            let kt = k / 16;
-            let tiles = nb / 64;
-            // [K/16, tiles, 128 words] -> nibbles [K/16, tiles, 1024] in (word, nibble) order.
-            let w = words.narrow(1, 2 * n0, 2 * nb).reshape([kt, tiles, 128]);
-            let nib = Tensor::empty([kt, tiles, 128, 8], (Kind::Uint8, w.device()));
-            for j in 0..8 {
-                nib.select(3, j).copy_(&crate::frame::canonical::nibble(&w, j));
-            }
-            let tile = nib.view([kt, tiles, 1024]).index_select(2, &map).view([kt, tiles, 16, 64]);
-            tile.permute([0, 2, 1, 3]).reshape([k, nb])
-        }),
+        groups,
+        x_col: Some(x_col),
+        q: rows_decoder(&qweight, k, device),
     })
 }
 

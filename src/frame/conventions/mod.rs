@@ -38,3 +38,21 @@ pub(crate) fn frame_rows(q: Tensor, perm: Option<&Tensor>) -> Tensor {
         None => q,
     }
 }
+
+/// The declared group size is one the kernels serve (checked up front where no `FrameMeta` of the
+/// layer's own shape is built: the K-not-full shard).
+pub(crate) fn check_group_size(group_size: i64) -> crate::error::Result<()> {
+    crate::error::ensure(
+        super::GROUP_SIZES.contains(&group_size),
+        "group_size",
+        group_size,
+        "must be one of -1 (per channel), 32, 64, 128",
+    )
+}
+
+/// A rank's `g_idx` slice (`[K_s]`) as int64, every value a group of the layer's `groups`.
+pub(crate) fn held_groups(g: &super::build_guards::Input, k: i64, groups: i64) -> crate::error::Result<Tensor> {
+    let v = super::build_guards::index_vector(g, k, "[K_s]: the group of each of this rank's rows")?;
+    super::build_guards::in_range(g.name, &v, groups, "group indices of the layer (the scales' rows)")?;
+    Ok(v)
+}

@@ -87,14 +87,39 @@ fn generate_variants(out_dir: &Path) {
     std::fs::write(out_dir.join("variants.rs"), rs).unwrap();
 }
 
+/// The planner's measured constants (written by bench/calibrate.py on the GPU, checked in).
+const CALIBRATION: &str = "src/plan/calibration-h200.txt";
+const CALIBRATION_KEYS: [&str; 5] =
+    ["wg.fixed_ns", "wg.mma_ns_per_token", "wg.issue_ns", "wg.hbm_bytes_per_ns", "wg.reduce_ns_per_token"];
+
+/// CALIBRATION -> OUT_DIR/calibration.rs (`WG_COST`); a missing or malformed value fails the build.
+fn generate_calibration(out_dir: &Path) {
+    let text = std::fs::read_to_string(CALIBRATION).expect("read src/plan/calibration-h200.txt");
+    let mut values = std::collections::HashMap::new();
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#')) {
+        let (k, v) = line.split_once('=').unwrap_or_else(|| panic!("{CALIBRATION}: `{line}` is not `key = value`"));
+        values.insert(k.trim().to_string(), v.trim().to_string());
+    }
+    let mut rs = String::from("pub const WG_COST: WgCost = WgCost {\n");
+    for key in CALIBRATION_KEYS {
+        let v = values.get(key).unwrap_or_else(|| panic!("{CALIBRATION}: missing `{key}`"));
+        let x: f64 = v.parse().unwrap_or_else(|_| panic!("{CALIBRATION}: `{key} = {v}` is not a number"));
+        assert!(x.is_finite() && x >= 0.0, "{CALIBRATION}: `{key} = {v}` must be finite and >= 0");
+        writeln!(rs, "    {}: {x:?},", key.trim_start_matches("wg.")).unwrap();
+    }
+    rs.push_str("};\n");
+    std::fs::write(out_dir.join("calibration.rs"), rs).unwrap();
+}
+
 fn main() {
-    for p in ["build.rs", "CMakeLists.txt", "cpp", "kernels", "src/ffi.rs", "src/frame/ffi.rs"] {
+    for p in ["build.rs", "CMakeLists.txt", "cpp", "kernels", "src/ffi.rs", "src/frame/ffi.rs", CALIBRATION] {
         println!("cargo:rerun-if-changed={p}");
     }
     println!("cargo:rerun-if-env-changed=MATE_PYTHON");
     println!("cargo:rerun-if-env-changed=MATE_NVCC");
     let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
     generate_variants(&out_dir);
+    generate_calibration(&out_dir);
 
     cxx_build::bridges(["src/ffi.rs", "src/frame/ffi.rs"]).std("c++17").flag_if_supported("-O2").compile("mate_bridge");
 

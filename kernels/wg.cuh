@@ -129,7 +129,7 @@ __device__ __forceinline__ void wg_body(const GemmParams& p) {
   const bool w_in = (n0 >> 4) + wb < (p.N >> 4);  // past N: zero-filled, never stored
   const uint4* w_src = wq + static_cast<int64_t>((n0 >> 4) + wb) * C * 32 + wl;
   const uint32_t w_dst = kW + wb * 512 + ((wl & 3) * 8 + (wl >> 2)) * 16;
-  constexpr int kSP = TN / 8, kZP = TN / 64;  // scale / zero-point pieces per group
+  constexpr int kSP = TN / 8, kZP = TN / 32;  // 16-byte scale / zero-point pieces per group
   const bool s_thread = tid < 2 * kSP, z_thread = kZeros && tid >= 2 * kSP && tid < 2 * kSP + 2 * kZP;
   const int sz_half = s_thread ? tid / kSP : (tid - 2 * kSP) / kZP;  // which of the chunk's two groups
   const int s_col = (s_thread ? tid % kSP : (tid - 2 * kSP) % kZP);
@@ -161,7 +161,9 @@ __device__ __forceinline__ void wg_body(const GemmParams& p) {
           const T* row = x_src - q * 8 + i * x_step;
           T e[8];
 #pragma unroll
-          for (int j = 0; j < 8; ++j) e[j] = row[col[j]];
+          for (int j = 0; j < 8; ++j)  // a perm entry outside [0, K) yields NaN, as in the other families
+            e[j] = static_cast<unsigned>(col[j]) < static_cast<unsigned>(p.K) ? row[col[j]]
+                                                                             : Num<T>::from_f(__int_as_float(0x7fc00000));
           v = *reinterpret_cast<uint4*>(e);
         }
         asm volatile("st.shared.v4.b32 [%0], {%1,%2,%3,%4};" ::"r"(st + x_dst + i * (kRows * 128)), "r"(v.x), "r"(v.y),

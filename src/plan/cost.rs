@@ -11,10 +11,9 @@
 //!
 //! Wave quantization, the fixed cost per CTA (pipeline fill, epilogue) and the reduction's cost
 //! (each split writes and the last arriver reads an fp32 tile) are the three terms lesson 5 of
-//! `../shared/DESIGN.md` names. The per-chunk constants are fitted by hand to one H200 run of the
-//! compiled variants at M = 4096 (bench/NOTES.md, "wg v1": 0.50 / 0.61 / 0.98 us per chunk at
-//! tm = 64 / 128 / 256); the fixed and reduction terms are estimates. A calibration command that
-//! measures all of them and writes a data file is still to be written (issue 4).
+//! `../shared/DESIGN.md` names. The constants are measured on the H200 by `bench/calibrate.py`,
+//! which writes `src/plan/calibration-h200.txt` (checked in, with GPU, date and commit); build.rs
+//! turns that file into [`WG_COST`] (a missing or malformed value fails the build).
 
 /// Constants of the model, in nanoseconds and bytes.
 #[derive(Clone, Copy, Debug)]
@@ -31,13 +30,7 @@ pub struct WgCost {
     pub reduce_ns_per_token: f64,
 }
 
-pub const WG_COST: WgCost = WgCost {
-    fixed_ns: 1500.0,
-    mma_ns_per_token: 2.9,
-    issue_ns: 250.0,
-    hbm_bytes_per_ns: 4000.0,
-    reduce_ns_per_token: 2.0,
-};
+include!(concat!(env!("OUT_DIR"), "/calibration.rs"));
 
 /// Bytes of weights (int4 + scales) one CTA streams per chunk: 128 features x 64 k / 2 + scales.
 const WEIGHT_BYTES_PER_CHUNK: f64 = 4096.0 + 256.0;

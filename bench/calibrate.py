@@ -97,7 +97,8 @@ def main():
     predicted = waves * (fixed_ns + -(-chunks // s) * (issue + mma * tm))
     reduce_ns = max(0.0, (t - predicted) / (s * tm))
     print(f"split: tm={tm} tiles={tiles} split={s}: {t / 1e3:.2f} us, model without reduction {predicted / 1e3:.2f} us -> {reduce_ns:.2f} ns per split per token", flush=True)
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    commit = os.environ.get("MATE_COMMIT") or subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
     text = (
         "# Constants of the wgmma family's cost model (src/plan/cost.rs), in nanoseconds and bytes.\n"
         "# Written by `python3 bench/calibrate.py --write src/plan/calibration-h200.txt` on the GPU.\n"
@@ -105,7 +106,7 @@ def main():
         f"{', '.join(f'tm={k}: {v:.0f}' for k, v in fixed.items())}\n"
         f"gpu = {torch.cuda.get_device_name()} ({sms} SMs)\n"
         f"date = {time.strftime('%Y-%m-%d')}\n"
-        f"commit = {commit or os.environ.get('MATE_COMMIT', 'unknown')}\n"
+        f"commit = {commit or 'unknown'}\n"
         f"wg.fixed_ns = {fixed_ns:.1f}\n"
         f"wg.mma_ns_per_token = {mma:.3f}\n"
         f"wg.issue_ns = {issue:.1f}\n"

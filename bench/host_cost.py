@@ -11,6 +11,8 @@ Arms:
 * ``mate``: the functional overload (allocates its output through torch);
 * ``empty``: ``mate_bench::empty(Tensor x, *, Tensor(a!) out)``, the same dispatcher path
   launching an empty kernel (bench/host/empty_op.cu; build it with bench/host/build.sh): the floor;
+* ``empty_mate_schema``: the same empty kernel behind mate's own ``.out`` schema and arguments, so
+  the dispatcher's (and Python's) handling of the ten arguments is in the floor too;
 * ``linear``: ``torch.nn.functional.linear`` fp16 on the same shape;
 * ``custom_op``: a Python ``torch.library.custom_op`` wrapping the mate op (what the seed shipped).
 
@@ -93,6 +95,8 @@ def main(argv=None):
         torch.ops.load_library(args.empty_lib)
         empty = torch.ops.mate_bench.empty
         arms["empty"] = lambda: empty(x, out=out)
+        empty_mate = torch.ops.mate_bench.empty_mate  # same schema and arguments as mate_out
+        arms["empty_mate_schema"] = lambda: empty_mate(x, qw, meta, s, None, None, None, G, workspace=ws, out=out)
     else:
         missing["empty"] = f"{args.empty_lib} not built (run bench/host/build.sh)"
 
@@ -128,6 +132,10 @@ def main(argv=None):
     for n, why in missing.items():
         result[n] = None
     result["raw"] = None
+    if result.get("empty_mate_schema") and result.get("mate_out"):
+        d = result["mate_out"]["median_us"] - result["empty_mate_schema"]["median_us"]
+        result["check_same_schema"] = {"rule": "mate_out - empty_mate_schema <= 1.5 us (same argument list)",
+                                       "value_us": d, "ok": d <= 1.5}
     check = {"rule": "mate_out - empty <= 1.5 us"}
     if result.get("empty") and result.get("mate_out"):
         d = result["mate_out"]["median_us"] - result["empty"]["median_us"]
@@ -162,6 +170,8 @@ def main(argv=None):
         r = result[n]
         print(f"{n:10s} median {r['median_us']:8.2f} us  p10 {r['p10_us']:8.2f}  p90 {r['p90_us']:8.2f}")
     print("check:", json.dumps(check))
+    if "check_same_schema" in result:
+        print("check (same schema):", json.dumps(result["check_same_schema"]))
     return report
 
 

@@ -3,7 +3,7 @@
 
 use mate::call::{Device, Problem};
 use mate::frame::{FrameMeta, GROUP_SIZES};
-use mate::plan::{plan, prefer_cta_tiles, resolve_sms, set_num_sms, Caps, Family, DEC_MAX_M, VARIANTS};
+use mate::plan::{plan, prefer_cta_tiles, prefer_wgmma, resolve_sms, set_num_sms, Caps, Family, DEC_MAX_M, VARIANTS};
 use mate::tensor::DType;
 
 fn problem(m: i64, k: i64, n: i64, g: i64, zeros: bool, dtype: DType) -> Problem {
@@ -40,14 +40,17 @@ fn every_envelope_configuration_has_a_variant() {
                         let pl = plan(&p, &Caps::uniform(132, 2)).unwrap();
                         let v = &VARIANTS[pl.variant];
                         assert_eq!((v.dtype, v.zeros), (dtype, zeros));
-                        if m <= DEC_MAX_M {
-                            let cta = prefer_cta_tiles(&p, 132);
-                            assert_eq!(v.family, if cta { Family::Dect } else { Family::Dec }, "M={m} K={k} N={n}");
+                        let sm80 = Caps { wgmma: false, ..Caps::uniform(132, 2) };
+                        let v80 = &VARIANTS[plan(&p, &sm80).unwrap().variant];
+                        let cta = prefer_cta_tiles(&p, 132);
+                        let decode = if cta { Family::Dect } else { Family::Dec };
+                        if prefer_wgmma(&p) {
+                            assert_eq!(v.family, Family::Wg, "M={m} K={k} N={n}");
                         } else {
-                            assert_eq!(v.family, Family::Wg);
-                            let sm80 = Caps { wgmma: false, ..Caps::uniform(132, 2) };
-                            assert_eq!(VARIANTS[plan(&p, &sm80).unwrap().variant].family, Family::Wmma);
+                            assert_eq!(v.family, decode, "M={m} K={k} N={n}");
                         }
+                        // without wgmma: the decode families up to their largest tile, then WMMA
+                        assert_eq!(v80.family, if m <= DEC_MAX_M { decode } else { Family::Wmma }, "sm80 M={m}");
                         assert_eq!(pl.block[0], v.threads());
                         // The grid covers M and N exactly once.
                         match v.family {
@@ -127,7 +130,8 @@ fn split_workspace_holds_every_segment() {
 #[test]
 fn decode_token_tile_is_the_smallest_that_holds_m() {
     for (m, tm) in [(1, 8), (8, 8), (9, 16), (16, 16), (17, 32), (32, 32), (33, 64), (64, 64)] {
-        let pl = plan(&problem(m, 4096, 4096, 128, false, DType::F16), &Caps::uniform(132, 2)).unwrap();
+        let sm80 = Caps { wgmma: false, ..Caps::uniform(132, 2) };
+        let pl = plan(&problem(m, 4096, 4096, 128, false, DType::F16), &sm80).unwrap();
         assert_eq!(VARIANTS[pl.variant].tm, tm, "M = {m}");
     }
 }
@@ -176,10 +180,36 @@ fn decode_family_routing_is_pinned() {
         (1536, 1536, Family::Dect),
         (8960, 1536, Family::Dec),
     ] {
-        for m in [1, 16, 64] {
+        for m in [1, 8, 16] {
             let pl = plan(&problem(m, k, n, 128, false, DType::F16), &caps).unwrap();
             assert_eq!(VARIANTS[pl.variant].family, family, "M={m} K={k} N={n}");
         }
+    }
+}
+
+#[test]
+fn wgmma_routing_above_m16_is_pinned() {
+    // Measured (bench/NOTES.md, "routing M = 17-64"): wgmma from M = 17 on every Llama projection
+    // and Qwen2-1.5B gate_up/down; the decode families keep Qwen2-1.5B qkv and o up to M = 64.
+    let caps = Caps::uniform(132, 2);
+    for (k, n, wg) in [
+        (4096, 6144, true),
+        (4096, 4096, true),
+        (4096, 28672, true),
+        (14336, 4096, true),
+        (8192, 10240, true),
+        (28672, 8192, true),
+        (1536, 17920, true),
+        (8960, 1536, true),
+        (1536, 2048, false),
+        (1536, 1536, false),
+    ] {
+        for m in [17, 32, 64] {
+            let f = VARIANTS[plan(&problem(m, k, n, 128, false, DType::F16), &caps).unwrap().variant].family;
+            assert_eq!(f == Family::Wg, wg, "M={m} K={k} N={n}: {f:?}");
+        }
+        let f = VARIANTS[plan(&problem(65, k, n, 128, false, DType::F16), &caps).unwrap().variant].family;
+        assert_eq!(f, Family::Wg, "M=65 K={k} N={n}");
     }
 }
 

@@ -1,8 +1,9 @@
 //! The planner: which compiled variant serves a problem, with what grid, and how much workspace.
-//! Families are routed by M: for M <= 64 the decode families (`Dect`, CTA tiles, where its CTAs fill
-//! the SMs — [`prefer_cta_tiles`]; else `Dec`, persistent warps with an optional split); above,
-//! `Wg` (wgmma, token tile and K split from the cost model in [`cost`]) on Hopper, `Wmma` on
-//! devices without wgmma. Tile and split are chosen against the SM count this launch really gets
+//! Families are routed by M and size: on Hopper `Wg` (wgmma, token tile and K split from the cost
+//! model in [`cost`]) wherever [`prefer_wgmma`] says (M > 64, or M > 16 on layers of 2^23 weights
+//! or more); elsewhere, for M <= 64, the decode families (`Dect`, CTA tiles, where its CTAs fill the
+//! SMs — [`prefer_cta_tiles`]; else `Dec`, persistent warps with an optional split); above 64 on
+//! devices without wgmma, `Wmma`. Tile and split are chosen against the SM count this launch really gets
 //! ([`resolve_sms`]).
 
 pub mod cost;
@@ -212,12 +213,25 @@ pub fn prefer_cta_tiles(p: &Problem, sms: i64) -> bool {
     ctas >= sms || (2 * ctas >= sms && p.k() <= 8192)
 }
 
+/// Largest M the decode families keep on Hopper whatever the shape.
+pub const WG_MIN_M: i64 = 17;
+/// Weights (K x N elements) from which the wgmma family wins for 16 < M <= 64.
+pub const WG_MIN_WEIGHTS: i64 = 1 << 23;
+
+/// Whether the wgmma family serves `p` better than the decode families (Hopper only). Measured on
+/// the H200 (bench/NOTES.md, "routing M = 17-64"): above M = 16 wgmma wins on every layer of at
+/// least 2^23 weights (Llama 8B/70B, Qwen2-1.5B gate_up and down: 1.2-2.1x at M = 32), the decode
+/// families on the small Qwen2-1.5B qkv and o (2x); above M = 64 only wgmma serves.
+pub fn prefer_wgmma(p: &Problem) -> bool {
+    p.m > DEC_MAX_M || (p.m >= WG_MIN_M && p.k() * p.n() >= WG_MIN_WEIGHTS)
+}
+
 fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
     let candidates = VARIANTS.iter().enumerate().filter(|(_, v)| serves(v, p) && runs_on(v, caps));
+    if caps.wgmma && prefer_wgmma(p) {
+        return wg_shape(p, caps, sms, None).map(|(i, _)| i);
+    }
     if p.m > DEC_MAX_M {
-        if caps.wgmma {
-            return wg_shape(p, caps, sms, None).map(|(i, _)| i);
-        }
         return candidates.filter(|(_, v)| v.family == Family::Wmma).map(|(i, _)| i).next();
     }
     if prefer_cta_tiles(p, sms) {

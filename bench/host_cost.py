@@ -16,8 +16,11 @@ Arms:
 * ``linear``: ``torch.nn.functional.linear`` fp16 on the same shape;
 * ``custom_op``: a Python ``torch.library.custom_op`` wrapping the mate op (what the seed shipped).
 
-Check: ``mate_out - empty <= 1.5 us`` (DESIGN.md "Targets", host). The raw (no-dispatcher)
-path has no Python entry yet: reported as null with the reason.
+* ``raw``: the raw path (``mate_gemm_raw``, src/raw.rs, through ctypes: torch_ops/mate/raw.py), no
+  dispatcher; its device time is reported separately (``raw_device``: a graph of raw launches).
+
+Check: ``mate_out - empty <= 1.5 us`` (DESIGN.md "Targets", host), and the like-for-like
+``mate_out - empty_mate_schema``.
 
     bench/host/build.sh
     python3 bench/host_cost.py --library target/release/libmate.so --json OUT.json
@@ -37,8 +40,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "torch_ops")]
 
-RAW_TODO = ("TODO(raw path): mate exports no raw (no-dispatcher) C ABI / Rust entry to Python yet "
-            "(DESIGN.md 'Raw path'); add an arm here when it exists")
+RAW_NOTE = ("raw: mate_gemm_raw (src/raw.rs) through ctypes (torch_ops/mate/raw.py), descriptors built once; "
+            "CPU time per call includes ctypes' own call cost (~0.3-0.5 us); device time = CUDA graph of "
+            "back-to-back raw launches, per call")
 
 
 def percentile(xs, q):
@@ -90,6 +94,10 @@ def main(argv=None):
         "linear": lambda: torch.nn.functional.linear(x, w16),
         "custom_op": lambda: py_wrapper(x, qw, meta, s, G, out),
     }
+    from mate.raw import RawCall
+
+    raw_call = RawCall(x, fr, out, workspace=ws)  # W4A16Linear has the frame fields
+    arms["raw"] = raw_call
     missing = {}
     if Path(args.empty_lib).is_file():
         torch.ops.load_library(args.empty_lib)
@@ -131,7 +139,26 @@ def main(argv=None):
         result[n] = {"median_us": statistics.median(v), "p10_us": percentile(v, 0.1), "p90_us": percentile(v, 0.9)}
     for n, why in missing.items():
         result[n] = None
-    result["raw"] = None
+    if cuda:  # device time of the raw path, as its own number (graph of back-to-back launches)
+        g_stream = torch.cuda.Stream()
+        with torch.cuda.stream(g_stream):
+            raw_call()
+        torch.cuda.synchronize()
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            for _ in range(100):
+                raw_call()
+        graph.replay()
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(7):
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            e0.record()
+            graph.replay()
+            e1.record()
+            e1.synchronize()
+            times.append(e0.elapsed_time(e1) * 1e3 / 100)
+        result["raw_device"] = {"median_us": statistics.median(times), "min_us": min(times), "max_us": max(times)}
     if result.get("empty_mate_schema") and result.get("mate_out"):
         d = result["mate_out"]["median_us"] - result["empty_mate_schema"]["median_us"]
         result["check_same_schema"] = {"rule": "mate_out - empty_mate_schema <= 1.5 us (same argument list)",
@@ -160,7 +187,8 @@ def main(argv=None):
                 f"with alternating order, {args.warmup} warm-up bursts per arm, median/p10/p90 over "
                 f"{args.bursts} bursts"),
         arms=result,
-        missing=dict(missing, raw=RAW_TODO),
+        missing=missing,
+        raw_note=RAW_NOTE,
         check=check,
     )
     text = json.dumps(report, indent=1)
@@ -168,8 +196,10 @@ def main(argv=None):
         Path(args.json).write_text(text)
     for n in names:
         r = result[n]
-        print(f"{n:10s} median {r['median_us']:8.2f} us  p10 {r['p10_us']:8.2f}  p90 {r['p90_us']:8.2f}")
+        print(f"{n:18s} median {r['median_us']:8.2f} us  p10 {r['p10_us']:8.2f}  p90 {r['p90_us']:8.2f}")
     print("check:", json.dumps(check))
+    if result.get("raw_device"):
+        print(f"raw device time per call (graph): {result['raw_device']['median_us']:.2f} us")
     if "check_same_schema" in result:
         print("check (same schema):", json.dumps(result["check_same_schema"]))
     return report

@@ -59,15 +59,19 @@ fn flatten_x(x: &TensorDesc, meta: &FrameMeta) -> Result<(i64, i64)> {
     let k = meta.x_cols;
     let dims = x.dims();
     let strides = x.stride_vec();
-    ensure(!dims.is_empty(), "x", "a 0-dim tensor", "must have at least one dim ([..., K])")?;
+    ensure!(!dims.is_empty(), "x", "a 0-dim tensor", "must have at least one dim ([..., K])")?;
     let last = dims.len() - 1;
-    let want = if meta.is_shard() {
-        format!("its last dim must equal the shard frame's x_cols = {k} (the frame has {} rows)", meta.k)
-    } else {
-        format!("its last dim must equal the frame's K = {k}")
-    };
-    ensure(dims[last] == k, "x", format!("a tensor of shape {}", x.shape_str()), &want)?;
-    ensure(
+    ensure!(
+        dims[last] == k,
+        "x",
+        format!("a tensor of shape {}", x.shape_str()),
+        if meta.is_shard() {
+            format!("its last dim must equal the shard frame's x_cols = {k} (the frame has {} rows)", meta.k)
+        } else {
+            format!("its last dim must equal the frame's K = {k}")
+        }
+    )?;
+    ensure!(
         strides[last] == 1,
         "x",
         format!("a tensor with strides {strides:?}"),
@@ -86,7 +90,7 @@ fn flatten_x(x: &TensorDesc, meta: &FrameMeta) -> Result<(i64, i64)> {
         }
         match expect {
             None => row_stride = strides[i],
-            Some(e) => ensure(
+            Some(e) => ensure!(
                 strides[i] == e,
                 "x",
                 format!("a tensor of shape {} with strides {strides:?}", x.shape_str()),
@@ -96,7 +100,7 @@ fn flatten_x(x: &TensorDesc, meta: &FrameMeta) -> Result<(i64, i64)> {
         expect = Some(strides[i] * dims[i]);
     }
     if m > 1 {
-        ensure(
+        ensure!(
             row_stride >= k && row_stride % X_ALIGN_ELEMS == 0,
             "x",
             format!("a row stride of {row_stride} elements"),
@@ -104,7 +108,7 @@ fn flatten_x(x: &TensorDesc, meta: &FrameMeta) -> Result<(i64, i64)> {
         )?;
     }
     {
-        ensure(
+        ensure!(
             x.data % 16 == 0,
             "x",
             format!("data at address {:#x}", x.data),
@@ -133,7 +137,7 @@ pub fn validate(call: &GemmCall, frame_meta: &[i64], with_out: bool) -> Result<V
     let dtype = expect_dtype("x", x, &[DType::F16, DType::BF16], "must be torch.float16 or torch.bfloat16")?;
     let device = device_of(x)?;
     let (m, x_row_stride) = flatten_x(x, &meta)?;
-    ensure(
+    ensure!(
         call.group_size == meta.group_size,
         "group_size",
         call.group_size,
@@ -153,7 +157,7 @@ pub fn validate(call: &GemmCall, frame_meta: &[i64], with_out: bool) -> Result<V
     }
     guards::check_frame_tensors(&meta, dtype, &call.qweight, &call.scales, &call.zeros, &call.perm)?;
     for (arg, t) in [("qweight", &call.qweight), ("scales", &call.scales), ("zeros", &call.zeros)] {
-        ensure(
+        ensure!(
             !t.present || t.data % 16 == 0,
             arg,
             format!("data at address {:#x}", t.data),
@@ -163,7 +167,7 @@ pub fn validate(call: &GemmCall, frame_meta: &[i64], with_out: bool) -> Result<V
     if call.bias.present {
         let b = &call.bias;
         expect_dtype("bias", b, &[dtype], "must have the activation's dtype")?;
-        ensure(
+        ensure!(
             b.dims() == [meta.n] && b.is_contiguous(),
             "bias",
             format!("a tensor of shape {}", b.shape_str()),
@@ -171,7 +175,7 @@ pub fn validate(call: &GemmCall, frame_meta: &[i64], with_out: bool) -> Result<V
         )?;
     }
     let num_sms = if call.has_num_sms {
-        ensure(call.num_sms > 0, "num_sms", call.num_sms, "must be a positive SM count, or None for the device's")?;
+        ensure!(call.num_sms > 0, "num_sms", call.num_sms, "must be a positive SM count, or None for the device's")?;
         Some(call.num_sms)
     } else {
         None
@@ -181,7 +185,7 @@ pub fn validate(call: &GemmCall, frame_meta: &[i64], with_out: bool) -> Result<V
     if call.workspace.present {
         let w = &call.workspace;
         expect_dtype("workspace", w, &[DType::U8], "must be a torch.uint8 byte buffer")?;
-        ensure(w.ndim == 1 && w.is_contiguous(), "workspace", format!("a tensor of shape {}", w.shape_str()), "must be a contiguous 1-D tensor")?;
+        ensure!(w.ndim == 1 && w.is_contiguous(), "workspace", format!("a tensor of shape {}", w.shape_str()), "must be a contiguous 1-D tensor")?;
     }
     if with_out {
         check_out(call, &problem, dtype)?;
@@ -191,19 +195,19 @@ pub fn validate(call: &GemmCall, frame_meta: &[i64], with_out: bool) -> Result<V
 
 fn check_out(call: &GemmCall, p: &Problem, dtype: DType) -> Result<()> {
     let out = &call.out;
-    ensure(out.present, "out", "None", "the .out overload needs an output tensor")?;
+    ensure!(out.present, "out", "None", "the .out overload needs an output tensor")?;
     expect_dtype("out", out, &[dtype], "must have the activation's dtype")?;
     let xd = call.x.dims();
     let mut want: Vec<i64> = xd[..xd.len() - 1].to_vec();
     want.push(p.n());
-    ensure(
+    ensure!(
         out.dims() == want.as_slice(),
         "out",
         format!("a tensor of shape {}", out.shape_str()),
         &format!("must have shape {want:?} (x's leading dims, then N)"),
     )?;
-    ensure(out.is_contiguous(), "out", format!("a tensor with strides {:?}", out.stride_vec()), "must be contiguous")?;
-    ensure(
+    ensure!(out.is_contiguous(), "out", format!("a tensor with strides {:?}", out.stride_vec()), "must be contiguous")?;
+    ensure!(
         out.data % 16 == 0,
         "out",
         format!("data at address {:#x}", out.data),
@@ -221,7 +225,7 @@ fn check_out(call: &GemmCall, p: &Problem, dtype: DType) -> Result<()> {
         ];
         for (name, t, elem) in inputs {
             if let Some((a, b)) = t.byte_extent(elem) {
-                ensure(
+                ensure!(
                     hi <= a || b <= lo,
                     "out",
                     format!("memory [{lo:#x}, {hi:#x})"),
@@ -249,7 +253,7 @@ pub fn run(call: &GemmCall, frame_meta: &[i64]) -> Result<i64> {
                     return Ok(plan.workspace_bytes);
                 }
                 let have = call.workspace.numel();
-                ensure(
+                ensure!(
                     have >= plan.workspace_bytes,
                     "workspace",
                     format!("{have} bytes"),
@@ -272,7 +276,7 @@ pub fn workspace_bytes(x: &TensorDesc, frame_meta: &[i64], num_sms: Option<i64>)
     let device = device_of(x)?;
     let (m, x_row_stride) = flatten_x(x, &meta)?;
     if let Some(s) = num_sms {
-        ensure(s > 0, "num_sms", s, "must be a positive SM count, or None for the device's")?;
+        ensure!(s > 0, "num_sms", s, "must be a positive SM count, or None for the device's")?;
     }
     let p = Problem { m, meta, dtype, device, x_row_stride, has_bias: false, num_sms };
     match device {

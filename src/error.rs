@@ -23,14 +23,20 @@ pub fn arg_err(arg: &'static str, value: impl std::fmt::Display, rule: impl Into
     Error::Arg { arg, value: value.to_string(), rule: rule.into() }
 }
 
-/// Returns an argument error unless `ok`.
-pub fn ensure(ok: bool, arg: &'static str, value: impl std::fmt::Display, rule: &str) -> Result<()> {
-    if ok {
-        Ok(())
-    } else {
-        Err(arg_err(arg, value, rule))
-    }
+/// `Ok(())` if the condition holds, else an argument error naming `arg`, the value and the rule.
+/// A macro, not a function: the value and rule (often `format!`s) are built only on failure, so
+/// a passing check costs one branch on the per-call path (bench/host_cost.py).
+#[macro_export]
+macro_rules! ensure {
+    ($ok:expr, $arg:expr, $value:expr, $rule:expr $(,)?) => {
+        if $ok {
+            Ok(())
+        } else {
+            Err($crate::error::arg_err($arg, $value, $rule))
+        }
+    };
 }
+pub use crate::ensure;
 
 /// The message of a caught panic (for errors that must not unwind across the C++ bridge).
 pub fn panic_message(p: &(dyn std::any::Any + Send)) -> String {

@@ -6,7 +6,8 @@
 //! - [`frame`]: the weight frame layout (versioned) and its invariants;
 //! - [`plan`]: which compiled kernel variant serves a problem (`kernels/variants.def` is the list);
 //! - [`device`]: the CUDA driver (dlopen), the embedded kernels, the launch;
-//! - [`reference`]: the CPU implementation.
+//! - [`reference`]: the CPU implementation;
+//! - [`raw`]: the C ABI entry without the torch dispatcher (microbenchmarks, plain-pointer hosts).
 
 pub mod call;
 pub mod device;
@@ -14,5 +15,6 @@ pub mod error;
 pub mod ffi;
 pub mod frame;
 pub mod plan;
+pub mod raw;
 pub mod reference;
 pub mod tensor;

@@ -50,17 +50,17 @@ impl Input {
     /// Checks the number of dims and returns the sizes.
     pub fn ndim(&self, n: usize, what: &str) -> Result<Vec<i64>> {
         let d = self.dims();
-        ensure(d.len() == n, self.name, self.shown_shape(), &format!("must be {n}-D ({what})"))?;
+        ensure!(d.len() == n, self.name, self.shown_shape(), &format!("must be {n}-D ({what})"))?;
         Ok(d)
     }
 
     pub fn shape(&self, want: &[i64], what: &str) -> Result<()> {
-        ensure(self.dims() == want, self.name, self.shown_shape(), &format!("must have shape {want:?} ({what})"))
+        ensure!(self.dims() == want, self.name, self.shown_shape(), &format!("must have shape {want:?} ({what})"))
     }
 
     /// Checks this tensor lives on `dev` (the device of the layer's first tensor, named `of`).
     pub fn same_device(&self, of: &Input) -> Result<()> {
-        ensure(
+        ensure!(
             self.device_type == of.device_type && self.device_index == of.device_index,
             self.name,
             format!("a tensor on {}", self.device_str()),

@@ -34,8 +34,10 @@ pub fn check_frame_tensors(
     expect_dtype("qweight", qweight, &[DType::I32], "must be torch.int32 (8 int4 values per word)")?;
     expect_shape("qweight", qweight, &[n / 16, k / 64, 128], "[N/16, K/64, 128] for the frame's K and N (frame v2)")?;
 
-    let act_name = if act == DType::F16 { "torch.float16" } else { "torch.bfloat16" };
-    expect_dtype("scales", scales, &[act], &format!("must have the activation's dtype {act_name}"))?;
+    if DType::from_code(scales.dtype) != Some(act) {
+        let act_name = if act == DType::F16 { "torch.float16" } else { "torch.bfloat16" };
+        expect_dtype("scales", scales, &[act], &format!("must have the activation's dtype {act_name}"))?;
+    }
     expect_shape("scales", scales, &[groups, n], "[K/group, N]")?;
 
     match (meta.has_zeros, zeros.present) {

@@ -177,12 +177,12 @@ impl FrameMeta {
             ));
         }
         let flags = meta[4];
-        ensure(flags & !(FLAG_ZEROS | FLAG_PERM | FLAG_X_COLS) == 0, "frame_meta", shown(), "flags hold unknown bits")?;
+        ensure!(flags & !(FLAG_ZEROS | FLAG_PERM | FLAG_X_COLS) == 0, "frame_meta", shown(), "flags hold unknown bits")?;
         let whole = FrameMeta::new(meta[1], meta[2], meta[3], flags & FLAG_ZEROS != 0, flags & FLAG_PERM != 0)?;
         if flags & FLAG_X_COLS == 0 {
             return Ok(whole);
         }
-        ensure(
+        ensure!(
             meta[5] < meta[1],
             "frame_meta",
             shown(),
@@ -193,39 +193,39 @@ impl FrameMeta {
 
     /// The shape envelope: the rules every frame obeys.
     fn check(&self) -> Result<()> {
-        ensure(
+        ensure!(
             GROUP_SIZES.contains(&self.group_size),
             "group_size",
             self.group_size,
             "must be one of -1 (per channel), 32, 64, 128",
         )?;
-        ensure(
+        ensure!(
             self.k >= K_ALIGN && self.k % K_ALIGN == 0,
             "K",
             self.k,
             &format!("the input features K must be a positive multiple of {K_ALIGN}"),
         )?;
-        ensure(
+        ensure!(
             self.n >= N_ALIGN && self.n % N_ALIGN == 0,
             "N",
             self.n,
             &format!("the output features N must be a positive multiple of {N_ALIGN}"),
         )?;
-        ensure(
+        ensure!(
             self.k % self.group() == 0,
             "group_size",
             self.group_size,
             &format!("K = {} must be a multiple of the group size", self.k),
         )?;
-        ensure(self.k <= i32::MAX as i64 && self.n <= i32::MAX as i64 / 8, "K/N", format!("{}x{}", self.k, self.n), "too large for 32-bit kernel indexing")?;
+        ensure!(self.k <= i32::MAX as i64 && self.n <= i32::MAX as i64 / 8, "K/N", format!("{}x{}", self.k, self.n), "too large for 32-bit kernel indexing")?;
         if self.is_shard() {
-            ensure(
+            ensure!(
                 self.x_cols >= 1 && self.x_cols < self.k,
                 "x_cols",
                 self.x_cols,
                 &format!("a shard frame's x has between 1 and K - 1 = {} columns (K is the frame's rows)", self.k - 1),
             )?;
-            ensure(
+            ensure!(
                 self.has_perm,
                 "x_cols",
                 self.x_cols,

@@ -51,7 +51,7 @@ pub fn layer(
 ) -> Result<Layer> {
     let act = reads_g_idx(actorder)?;
     let device = weight_packed.device()?;
-    ensure(
+    ensure!(
         weight_shape.len() == 2,
         "weight_shape",
         format!("{weight_shape:?}"),
@@ -118,7 +118,7 @@ pub fn held_rows(
     symmetric: bool,
 ) -> Result<HeldRows> {
     let device = weight_packed.device()?;
-    ensure(
+    ensure!(
         weight_shape.len() == 2,
         "weight_shape",
         format!("{weight_shape:?}"),

@@ -42,7 +42,7 @@ pub(crate) fn frame_rows(q: Tensor, perm: Option<&Tensor>) -> Tensor {
 /// The declared group size is one the kernels serve (checked up front where no `FrameMeta` of the
 /// layer's own shape is built: the K-not-full shard).
 pub(crate) fn check_group_size(group_size: i64) -> crate::error::Result<()> {
-    crate::error::ensure(
+    crate::error::ensure!(
         super::GROUP_SIZES.contains(&group_size),
         "group_size",
         group_size,

@@ -4,11 +4,16 @@
 // them in registers; the activation tile is operand B, read by the tensor cores from shared
 // memory (128-byte swizzle, K-major: x's natural row-major layout). One wgmma m64nTMk16 per 16 k.
 //
-// CTA: WK warps = WK/4 warpgroups, TN = 16 WK features (64 per warpgroup; in a last tile past N
-// the idle warpgroups compute on zero-filled weights and store nothing), TM tokens (wgmma n). A ring of P
-// shared-memory stages, each one 64-deep K chunk: the x tile, the 8 weight blocks, the scales and
-// zero points of the chunk's groups, all filled with cp.async by every thread. P - 2 stages are in
-// flight while one is consumed and one may still be read by the previous chunk's wgmma.
+// CTA: WK warps = WK/4 warpgroups (the variants use 2), TN = 16 WK features (64 per warpgroup; in
+// a last tile past N the idle warpgroups compute on zero-filled weights and store nothing), TM
+// tokens (wgmma n). A ring of P shared-memory stages, each one 64-deep K chunk: the x tile, the WK
+// weight blocks, the scales and zero points of the chunk's groups, all filled with cp.async by
+// every thread. P - 2 stages are in flight while one is consumed and one may still be read by the
+// previous chunk's wgmma. The output tile leaves through shared memory in 16-byte row pieces.
+//
+// wgmma reads its register operand asynchronously and ptxas does not protect it: writing the
+// next chunk's A registers while a wgmma is in flight gave wrong results (bench/NOTES.md, "wg").
+// So each warpgroup dequantizes only after `wgmma.wait_group 0`; its shared-memory reads go first.
 //
 // Frame v2 pairs a lane's activation k range [16ci, 16ci+16) with its weights (the decode layout);
 // wgmma step j needs the k range [16j, 16j+16) from every lane instead. Each lane assembles its
@@ -195,9 +200,9 @@ __device__ __forceinline__ void wg_body(const GemmParams& p) {
     if (i < nch) load(i, c_begin + i, perm_tag);
     cp_async_commit();
   }
-  // One chunk: copies for chunk it + P - 2, dequantize chunk it into `cur`, issue its wgmma, then
-  // wait until at most this chunk's group is in flight. wgmma reads its register operand
-  // asynchronously: the next chunk dequantizes into the other register set (loop unrolled by 2).
+  // One chunk: copies for chunk it + P - 2; shared-memory reads of chunk it's weights and scales;
+  // wait for chunk it - 1's wgmma (they read `cur` asynchronously: see the rule below); dequantize
+  // chunk it into `cur`; issue its four wgmma. The other warpgroup overlaps this one's wait.
   auto chunk = [&](int it, int slot, int lslot, uint32_t (&cur)[4][4], auto perm_tag) {
     asm volatile("cp.async.wait_group %0;" ::"n"(P - 3));
     // cp.async writes through the generic proxy; wgmma reads through the async proxy.
@@ -228,8 +233,8 @@ __device__ __forceinline__ void wg_body(const GemmParams& p) {
         zv[h][1] = (lds32(z_addr + 4) >> (4 * g)) & 0xF;
       }
     }
-    // ptxas serializes wgmma whose register operand is written while any wgmma is in flight, so
-    // the dequantization into `cur` waits for the previous chunk (the other warpgroup overlaps).
+    // The register-operand rule (file comment): chunk it - 1's wgmma must be done before `cur`
+    // is rewritten.
     wait0();
     Deq<T> dq;
 #pragma unroll

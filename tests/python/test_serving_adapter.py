@@ -95,8 +95,8 @@ def test_wrong_format_is_wrong():
     (dict(weight_type=ScalarTypeStandIn("uint8b128")), "weight_type uint8b128 not in (uint4b8, uint4)"),
     (dict(weight_type="float4_e2m1f"), "weight_type float4_e2m1f not in"),
     (dict(zero_points=True), "weight_type uint4b8 with zero_points=True: uint4b8 needs zero_points=False"),
-    (dict(has_g_idx=True, partition_weight_shape=(128, 128), full_weight_shape=(256, 128)),
-     "has_g_idx with a row-parallel partition (partition K 128 != full K 256)"),
+    (dict(has_g_idx=True, partition_weight_shape=(96, 128), full_weight_shape=(256, 128)),
+     "row-parallel act-order partition K 96 of full K 256: needs K a multiple of 8 that divides the full K"),
     (dict(out_type=torch.float32), "out_type torch.float32 differs from act_type"),
 ])
 def test_can_implement_reasons(change, reason):
@@ -128,3 +128,32 @@ def test_partition_shape_must_match_the_params():
     k = MateLinearKernel(c, "qweight", "scales")
     with pytest.raises(ValueError, match=r"`qweight` holds a 256x128 \(K x N\) layer: .* 256x192"):
         k.process_weights_after_loading(GPTQStandIn(ck, None))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("world", [2, 4])
+def test_row_parallel_act_order_shards_sum_to_the_layer(device, world):
+    """K not full: each rank's stand-in holds what vLLM loads for it (its qweight rows and g_idx
+    slice, every group's scales and zeros); the ranks' outputs, summed in float64 (the all-reduce),
+    match the unsharded float64 reference."""
+    from mate.shard import slice_gptq
+
+    K, N, G = 512, 128, 64
+    ck = random_gptq(K, N, G, False, torch.float16, device, desc_act=True)
+    x = torch.randn(3, K, device=device).half()
+    total = torch.zeros(3, N, dtype=torch.float64, device=device)
+    for rank in range(world):
+        t = slice_gptq(ck.qweight, ck.scales, ck.qzeros, ck.g_idx, group_size=G, desc_act=True, style="row",
+                       rank=rank, world=world)
+        part = ck.__class__(qweight=t["qweight"], scales=t["scales"], qzeros=t["qzeros"], g_idx=t["g_idx"],
+                            group_size=G, sym=False, desc_act=True)
+        layer = GPTQStandIn(part, None)
+        c = config(K, N, G, False, True, partition_weight_shape=(K // world, N), tp_rank=rank)
+        ok, why = MateLinearKernel.can_implement(c)
+        assert ok, why
+        kern = MateLinearKernel(c, "qweight", "scales", "qzeros", "g_idx")
+        kern.process_weights_after_loading(layer)
+        k = slice(rank * K // world, (rank + 1) * K // world)
+        total += kern.apply_weights(layer, x[:, k]).double()
+    e, col = errors(total, reference(ck, x, None))
+    assert e <= BOUND[torch.float16] and col <= 5 * BOUND[torch.float16], (e, col)

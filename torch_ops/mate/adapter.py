@@ -57,6 +57,9 @@ class MPLinearLayerConfig:
     has_g_idx: bool
     out_type: torch.dtype | None = None
     checkpoint_format: str = ""
+    # not in vLLM's config: this rank's index, used only in error messages of a row-parallel
+    # act-order shard (None: torch.distributed's rank when initialized, else 0)
+    tp_rank: int | None = None
 
 
 def weight_type_name(t) -> str:
@@ -87,15 +90,18 @@ class MateLinearKernel:
         if c.group_size not in GROUP_SIZES:
             return False, f"group_size {c.group_size} not in {GROUP_SIZES}"
         K, N = (int(v) for v in c.partition_weight_shape)
-        if K <= 0 or K % K_ALIGN:
-            return False, f"partition K {K} not a multiple of {K_ALIGN}"
+        full_k = int(c.full_weight_shape[0])
         if N <= 0 or N % N_ALIGN:
             return False, f"partition N {N} not a multiple of {N_ALIGN}"
-        if c.group_size != -1 and K % c.group_size:
-            return False, f"partition K {K} not a multiple of group_size {c.group_size}"
-        if c.has_g_idx and int(c.full_weight_shape[0]) != K:
-            return False, (f"has_g_idx with a row-parallel partition (partition K {K} != full K "
-                           f"{c.full_weight_shape[0]}): mate needs the full K of an act-order layer (is_k_full)")
+        if _k_not_full(c):  # row-parallel act order: a shard frame (src/frame/shard.rs) pads its rows
+            if K <= 0 or K % 8 or full_k % K:
+                return False, (f"row-parallel act-order partition K {K} of full K {full_k}: needs K a multiple "
+                               f"of 8 that divides the full K")
+        else:
+            if K <= 0 or K % K_ALIGN:
+                return False, f"partition K {K} not a multiple of {K_ALIGN}"
+            if c.group_size != -1 and K % c.group_size:
+                return False, f"partition K {K} not a multiple of group_size {c.group_size}"
         fmt = getattr(c, "checkpoint_format", "") or ""
         if c.zero_points and fmt not in ("", "gptq", "gptq_v2"):
             return False, f"checkpoint_format {fmt!r} not in ('', 'gptq', 'gptq_v2') for zero points"
@@ -123,15 +129,19 @@ class MateLinearKernel:
         qzeros = getattr(layer, self.w_zp_name) if c.zero_points else None  # config decides, not presence
         g_idx = getattr(layer, self.w_gidx_name) if c.has_g_idx else None
         fmt = "gptq" if getattr(c, "checkpoint_format", "") == "gptq" else "gptq_v2"
+        K, N = (int(v) for v in c.partition_weight_shape)
+        shard = {}
+        if _k_not_full(c):  # the rank's rows with every group's scales (vLLM's loader): a shard frame
+            shard = dict(shard="row", rank=_tp_rank(c), world=int(c.full_weight_shape[0]) // K)
         fr = from_gptq(qweight.data, scales.data, None if qzeros is None else qzeros.data,
                        None if g_idx is None else g_idx.data, group_size=c.group_size, sym=sym,
-                       desc_act=c.has_g_idx, checkpoint_format=fmt)
-        K, N = (int(v) for v in c.partition_weight_shape)
-        if (fr.meta[1], fr.meta[2]) != (K, N):
+                       desc_act=c.has_g_idx, checkpoint_format=fmt, **shard)
+        if (fr.in_features, fr.meta[2]) != (K, N):
             raise ValueError(f"`{self.w_q_name}` holds a {fr.meta[1]}x{fr.meta[2]} (K x N) layer: "
                              f"the config's partition_weight_shape is {K}x{N}")
         empty = torch.empty(0, dtype=torch.int32, device=fr.qweight.device)
         self.meta = fr.meta
+        self.group_size = fr.group_size  # a shard frame may regroup (src/frame/shard.rs)
         _replace(layer, self.w_q_name, fr.qweight)
         _replace(layer, self.w_s_name, fr.scales)
         _replace(layer, self.w_zp_name or "w_zp", fr.zeros if fr.zeros is not None else empty)
@@ -145,8 +155,20 @@ class MateLinearKernel:
         perm = getattr(layer, self.w_gidx_name or "g_idx") if self._has_perm else None
         return torch.ops.mate.w4a16_gemm(
             x, getattr(layer, self.w_q_name), self.meta, getattr(layer, self.w_s_name), zeros, perm, bias,
-            self.config.group_size,
+            self.group_size,
         )
+
+
+def _k_not_full(c) -> bool:
+    """Row-parallel act order: this rank holds a K slice that does not contain whole groups."""
+    return bool(c.has_g_idx) and int(c.partition_weight_shape[0]) != int(c.full_weight_shape[0])
+
+
+def _tp_rank(c) -> int:
+    r = getattr(c, "tp_rank", None)
+    if r is None and torch.distributed.is_available() and torch.distributed.is_initialized():
+        r = torch.distributed.get_rank()
+    return int(r or 0)
 
 
 def _replace(layer: nn.Module, name: str, t: torch.Tensor) -> None:

@@ -107,6 +107,24 @@ fn unpermute_runs(t: &Tensor, perm: &[i64]) -> Tensor {
     t.reshape([-1, perm.len() as i64]).index_select(1, &inv).reshape([g, n])
 }
 
+/// (K, N) of a `gptq_marlin_repack` output `[rows/16, 2N]`; `rows` names K in errors (`K_s`: a
+/// rank's rows, whose N must also be a multiple of 64).
+fn repacked_shape(qweight: &Input, rows: &str, n_aligned: bool) -> Result<(i64, i64)> {
+    qweight.dtype_in(&[DType::I32], "must be torch.int32 (Marlin-repacked words)")?;
+    let what = format!("Marlin qweight is [{rows}/16, 2N]");
+    let dims = qweight.ndim(2, &what)?;
+    let (k, n) = (dims[0] * 16, dims[1] / 2);
+    if dims[1] % 2 != 0 || (n_aligned && n % 64 != 0) {
+        let rule = if n_aligned { " with N a multiple of 64" } else { "" };
+        return Err(arg_err(
+            "qweight",
+            format!("a tensor of shape {dims:?}"),
+            format!("must be [{rows}/16, 2N]{rule} (gptq_marlin_repack output)"),
+        ));
+    }
+    Ok((k, n))
+}
+
 #[allow(clippy::too_many_arguments)]
 pub fn layer(
     qweight: Input,
@@ -120,12 +138,7 @@ pub fn layer(
     zero_layout: &str,
 ) -> Result<Layer> {
     let device = qweight.device()?;
-    qweight.dtype_in(&[DType::I32], "must be torch.int32 (Marlin-repacked words)")?;
-    let dims = qweight.ndim(2, "Marlin qweight is [K/16, 2N]")?;
-    let (k, n) = (dims[0] * 16, dims[1] / 2);
-    if dims[1] % 2 != 0 {
-        return Err(arg_err("qweight", format!("a tensor of shape {dims:?}"), "must be [K/16, 2N] (gptq_marlin_repack output)"));
-    }
+    let (k, n) = repacked_shape(&qweight, "K", false)?;
     let meta = FrameMeta::new(k, n, group_size, !sym, desc_act)?;
     let groups = meta.groups();
 
@@ -218,12 +231,7 @@ pub fn held_rows(
     zero_layout: &str,
 ) -> Result<HeldRows> {
     let device = qweight.device()?;
-    qweight.dtype_in(&[DType::I32], "must be torch.int32 (Marlin-repacked words)")?;
-    let dims = qweight.ndim(2, "Marlin qweight of a rank's rows is [K_s/16, 2N]")?;
-    let (k, n) = (dims[0] * 16, dims[1] / 2);
-    if dims[1] % 2 != 0 || n % 64 != 0 {
-        return Err(arg_err("qweight", format!("a tensor of shape {dims:?}"), "must be [K_s/16, 2N] with N a multiple of 64 (gptq_marlin_repack output)"));
-    }
+    let (k, n) = repacked_shape(&qweight, "K_s", true)?;
     super::check_group_size(group_size)?;
     let s_rows = scale_t.ndim(2, "[K/group, N]: every group of the layer")?[0];
     let (scale_kind, scales, zeros) =

@@ -25,6 +25,12 @@ use crate::frame::canonical::{unpack_cols, SEQUENTIAL};
 use crate::frame::FrameMeta;
 use crate::tensor::DType;
 
+/// (N, K) from the checkpoint's `weight_shape`, which must be 2-D: `what` says whose shape it is.
+fn layer_nk(weight_shape: &[i64], what: &str) -> Result<(i64, i64)> {
+    ensure!(weight_shape.len() == 2, "weight_shape", format!("{weight_shape:?}"), format!("must be {what}"))?;
+    Ok((weight_shape[0], weight_shape[1]))
+}
+
 /// The config's `actorder`: does it read `weight_g_idx`?
 pub fn reads_g_idx(actorder: &str) -> Result<bool> {
     match actorder {
@@ -51,13 +57,7 @@ pub fn layer(
 ) -> Result<Layer> {
     let act = reads_g_idx(actorder)?;
     let device = weight_packed.device()?;
-    ensure!(
-        weight_shape.len() == 2,
-        "weight_shape",
-        format!("{weight_shape:?}"),
-        "must be the layer's [N, K] (the checkpoint's weight_shape)",
-    )?;
-    let (n, k) = (weight_shape[0], weight_shape[1]);
+    let (n, k) = layer_nk(weight_shape, "the layer's [N, K] (the checkpoint's weight_shape)")?;
     let meta = FrameMeta::new(k, n, group_size, !symmetric, act)?;
     let groups = meta.groups();
     weight_packed.dtype_in(&[DType::I32], "must be torch.int32 (8 packed int4 values per word)")?;
@@ -118,13 +118,7 @@ pub fn held_rows(
     symmetric: bool,
 ) -> Result<HeldRows> {
     let device = weight_packed.device()?;
-    ensure!(
-        weight_shape.len() == 2,
-        "weight_shape",
-        format!("{weight_shape:?}"),
-        "must be the rank's [N, K_s] (the checkpoint's weight_shape, K narrowed to the rank's rows)",
-    )?;
-    let (n, k) = (weight_shape[0], weight_shape[1]);
+    let (n, k) = layer_nk(weight_shape, "the rank's [N, K_s] (the checkpoint's weight_shape, K narrowed to the rank's rows)")?;
     check_group_size(group_size)?;
     weight_packed.dtype_in(&[DType::I32], "must be torch.int32 (8 packed int4 values per word)")?;
     packed(&weight_packed, &[n, k / 8], "[N, K_s/8] for weight_shape [N, K_s], packed along K")?;

@@ -1,0 +1,296 @@
+// Family "bulk": the Hopper decode kernel (M <= 16). The decode families before it kept the bytes in
+// flight in registers or per-lane cp.async rings and measured latency-bound at low occupancy (DRAM
+// at a third of peak, bench/NOTES.md). Here one producer warp per CTA streams each stage with bulk
+// copies (cp.async.bulk, the copy engine: one instruction per contiguous piece, completion counted
+// in bytes on an mbarrier), so P stages of weights are in flight per CTA at no register cost, and
+// WC consumer warps only read shared memory, dequantize (Deq<T>, scale before the MMA) and issue
+// mma.sync with the weights as A (frame v2's lane order is the A fragment, kernels/dec.cuh).
+//
+// Work: CTA = TN features (NS = TN/16 stripes of frame v2, each stripe's K chunks contiguous) x one
+// K range (grid.z splits K). A stage is CH chunks of 64: per stripe one copy of CH x 512 bytes,
+// per token one copy of its CH x 64 activations, and the stage's scale rows (and zero-point rows).
+// Consumer warp w takes chunks w, w + WC, ... of every stage; the warps' fp32 partials are reduced
+// in warp order in shared memory; with kSplit the CTAs of one tile store fp32 partials and the
+// last arriver sums them in split order (deterministic, no atomic adds), as the wg family does.
+// Act order is not served here (x is copied in rows; a gather is not a bulk copy): the planner
+// sends act-order frames to the other decode families.
+#pragma once
+#include "dec.cuh"
+
+namespace mate {
+namespace bulk {
+
+#ifndef MATE_BULK_CH  // (a lab override: bench/lab/bulk_lab.sh)
+#define MATE_BULK_CH 8
+#endif
+constexpr int CH = MATE_BULK_CH;  // K chunks (of 64) per stage: 4 KB of weights per stripe
+
+__device__ __forceinline__ uint32_t smem_u32(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count));
+}
+__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  asm volatile(
+      "{\n .reg .pred p;\n"
+      "W: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      " @!p bra W;\n}" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+// Global -> shared bulk copy, completion counted on `bar` (16-byte aligned, size % 16 == 0).
+__device__ __forceinline__ void bulk_copy(uint32_t dst, const void* src, uint32_t bytes, uint32_t bar, uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;" ::"r"(dst),
+      "l"(src), "r"(bytes), "r"(bar), "l"(policy)
+      : "memory");
+}
+__device__ __forceinline__ uint64_t policy_evict_first() {
+  uint64_t pol;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
+  return pol;
+}
+__device__ __forceinline__ uint64_t policy_evict_last() {
+  uint64_t pol;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(pol));
+  return pol;
+}
+
+// Shared memory of one stage (bytes). Mirrored by Variant::dynamic_smem in src/plan/variants.rs.
+template <int TM, int TN, bool kZeros>
+__host__ __device__ constexpr int w_bytes() { return (TN / 16) * CH * 512; }
+template <int TM>
+__host__ __device__ constexpr int x_pitch() { return CH * 128 + 16; }  // the pad spreads banks
+constexpr int kScaleRows = 2 * CH;  // group 32: two groups per chunk; larger groups need fewer
+template <int TM, int TN, bool kZeros>
+__host__ __device__ constexpr int stage_bytes() {
+  return w_bytes<TM, TN, kZeros>() + TM * x_pitch<TM>() + kScaleRows * TN * 2 + (kZeros ? kScaleRows * 16 : 0);
+}
+
+}  // namespace bulk
+
+// Dynamic smem = P * stage_bytes + 16 * P (barriers) + WC * TN * TM * 4 (reduction).
+template <typename T, bool kZeros, int TM, int TN, int WC, int P, bool kSplit>
+__device__ __forceinline__ void bulk_body(const GemmParams& p) {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
+  using namespace dec;
+  using namespace bulk;
+  constexpr int MT = (TM + 7) / 8, NS = TN / 16;  // TM = 1: one activation row staged (M = 1 only)
+  static_assert((TM == 1 || TM == 8 || TM == 16) && (NS == 1 || NS == 2) && WC >= 1 && P >= 2, "bad bulk tile");
+  static_assert(!kZeros || NS == 2, "bulk: zero-point rows are copied 16 bytes (32 features) at a time");
+  constexpr int kW = w_bytes<TM, TN, kZeros>();
+  constexpr int kXP = x_pitch<TM>();
+  constexpr int kS = kScaleRows * TN * 2;
+  constexpr int kStage = stage_bytes<TM, TN, kZeros>();
+  extern __shared__ __align__(128) unsigned char smem[];
+  const uint32_t sbase = smem_u32(smem);
+  const uint32_t full0 = sbase + P * kStage;  // P full barriers, then P empty barriers
+  const uint32_t empty0 = full0 + 8 * P;
+  float* red = reinterpret_cast<float*>(smem + P * kStage + 16 * P);
+
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int C = p.K >> 6;
+  const int tile = blockIdx.x + blockIdx.y * gridDim.x;  // TN-feature tile
+  const int stripe0 = tile * NS;
+  const int S = gridDim.z, z = blockIdx.z;
+  const int cb = (z * C) / S, ce = ((z + 1) * C) / S;
+  const int nst = (ce - cb + CH - 1) / CH;
+  const int M = p.M, N = p.N, G = p.group_size;
+
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < P; ++i) {
+      mbar_init(full0 + 8 * i, 1);
+      mbar_init(empty0 + 8 * i, WC);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+
+  if (warp == WC) {
+    // Producer warp: lane 0 announces a stage's bytes, then the lanes issue its copies.
+    const uint64_t stream = policy_evict_first(), keep = policy_evict_last();
+    const char* qw = reinterpret_cast<const char*>(p.qweight);
+    const T* x = static_cast<const T*>(p.x);
+    const T* sc = static_cast<const T*>(p.scales);
+    for (int it = 0; it < nst; ++it) {
+      const int slot = it % P;
+      if (it >= P) mbar_wait(empty0 + 8 * slot, ((it / P) - 1) & 1);
+      const int c0 = cb + it * CH, nch = min(CH, ce - c0);
+      const int g0 = (c0 * 64) / G, g1 = ((c0 + nch) * 64 - 1) / G;
+      const int srows = g1 - g0 + 1;
+      const uint32_t full = full0 + 8 * slot, st = sbase + slot * kStage;
+      const uint32_t bytes = NS * nch * 512 + M * nch * 128 + srows * TN * 2 + (kZeros ? srows * 16 : 0);
+      if (lane == 0) mbar_expect_tx(full, bytes);
+      __syncwarp();
+      const int ncopy = NS + M + srows * (kZeros ? 2 : 1);
+      for (int i = lane; i < ncopy; i += 32) {
+        if (i < NS) {
+          bulk_copy(st + i * (CH * 512), qw + (static_cast<int64_t>(stripe0 + i) * C + c0) * 512, nch * 512, full, stream);
+        } else if (i < NS + M) {
+          const int tok = i - NS;
+          bulk_copy(st + kW + tok * kXP, x + static_cast<int64_t>(tok) * p.x_row_stride + c0 * 64, nch * 128, full, keep);
+        } else if (i < NS + M + srows) {
+          const int r = i - NS - M;
+          bulk_copy(st + kW + TM * kXP + r * (TN * 2), sc + static_cast<int64_t>(g0 + r) * N + stripe0 * 16, TN * 2, full, keep);
+        } else {
+          const int r = i - NS - M - srows;
+          bulk_copy(st + kW + TM * kXP + kS + r * 16, p.zeros + static_cast<int64_t>(g0 + r) * (N >> 3) + stripe0 * 2, 16, full,
+                    keep);
+        }
+      }
+    }
+    return;
+  }
+
+  // Consumer warps.
+  const int g = lane >> 2, ci = lane & 3;
+  float acc[MT][NS][4];
+#pragma unroll
+  for (int t = 0; t < MT; ++t)
+#pragma unroll
+    for (int s = 0; s < NS; ++s)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) acc[t][s][r] = 0.f;
+
+  for (int it = 0; it < nst; ++it) {
+    const int slot = it % P;
+    mbar_wait(full0 + 8 * slot, (it / P) & 1);
+    const int c0 = cb + it * CH, nch = min(CH, ce - c0);
+    const int g0 = (c0 * 64) / G;
+    const uint32_t st = sbase + slot * kStage;
+#ifndef MATE_BULK_NOCOMPUTE  // (a lab switch: time the copy pipeline alone, wrong results)
+    for (int j = warp; j < nch; j += WC) {
+      const int srow = ((c0 + j) * 64 + ci * 16) / G - g0;
+      uint4 xb[MT][2];
+#pragma unroll
+      for (int t = 0; t < MT; ++t) {
+        const int tok = t * 8 + g;
+        if (tok < M) {
+          const uint32_t a = st + kW + tok * kXP + j * 128 + ci * 32;
+          asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];"
+                       : "=r"(xb[t][0].x), "=r"(xb[t][0].y), "=r"(xb[t][0].z), "=r"(xb[t][0].w)
+                       : "r"(a));
+          asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];"
+                       : "=r"(xb[t][1].x), "=r"(xb[t][1].y), "=r"(xb[t][1].z), "=r"(xb[t][1].w)
+                       : "r"(a + 16));
+        } else {
+          xb[t][0] = make_uint4(0, 0, 0, 0);
+          xb[t][1] = make_uint4(0, 0, 0, 0);
+        }
+      }
+#pragma unroll
+      for (int s = 0; s < NS; ++s) {
+        uint4 w;
+        asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];"
+                     : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
+                     : "r"(st + s * (CH * 512) + j * 512 + lane * 16));
+        const uint32_t srow_addr = st + kW + TM * kXP + srow * (TN * 2) + (s * 16 + g) * 2;
+        unsigned short s0, s1;
+        asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s0) : "r"(srow_addr));
+        asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s1) : "r"(srow_addr + 16));
+        int z0 = 8, z1 = 8;
+        if constexpr (kZeros) {
+          uint32_t zw0, zw1;  // words 2s and 2s+1 of the row's 32 features: rows g and g+8
+          const uint32_t za = st + kW + TM * kXP + kS + srow * 16 + s * 8;
+          asm volatile("ld.shared.u32 %0, [%1];" : "=r"(zw0) : "r"(za));
+          asm volatile("ld.shared.u32 %0, [%1];" : "=r"(zw1) : "r"(za + 4));
+          z0 = (zw0 >> (4 * g)) & 0xF;
+          z1 = (zw1 >> (4 * g)) & 0xF;
+        }
+        Deq<T> dq;
+        dq.set(*reinterpret_cast<const T*>(&s0), *reinterpret_cast<const T*>(&s1), z0, z1);
+        const uint32_t words[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+        for (int jj = 0; jj < 4; ++jj) {
+          uint32_t a[4];
+          dq(words[jj], a);
+#pragma unroll
+          for (int t = 0; t < MT; ++t) {
+            const uint4& u = xb[t][jj >> 1];
+            mma<T>(acc[t][s], a, (jj & 1) ? u.z : u.x, (jj & 1) ? u.w : u.y);
+          }
+        }
+      }
+    }
+#endif
+    __syncwarp();
+    if (lane == 0) mbar_arrive(empty0 + 8 * slot);
+  }
+
+  // Reduce the consumer warps' partials in warp order (named barrier: the producer has left).
+  constexpr int kPart = NS * MT * 32 * 4;
+#pragma unroll
+  for (int s = 0; s < NS; ++s)
+#pragma unroll
+    for (int t = 0; t < MT; ++t)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) red[warp * kPart + ((s * MT + t) * 32 + lane) * 4 + r] = acc[t][s][r];
+  asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
+
+  T* __restrict__ out = static_cast<T*>(p.out);
+  const T* __restrict__ bias = static_cast<const T*>(p.bias);
+  constexpr int kTile = TM * TN;
+  float* part = nullptr;
+  if constexpr (kSplit) {
+    part = static_cast<float*>(p.workspace) + (static_cast<int64_t>(tile) * S + z) * kTile;
+  }
+  float v_keep[(TM * TN + WC * 32 - 1) / (WC * 32)];
+#pragma unroll
+  for (int i = 0; i < (kTile + WC * 32 - 1) / (WC * 32); ++i) {
+    const int idx = i * WC * 32 + threadIdx.x;
+    float v = 0.f;
+    if (idx < kTile) {
+      const int tok = idx / TN, row = idx % TN;  // consecutive threads -> consecutive features
+      const int s = row >> 4, r16 = row & 15;
+      const int t = tok >> 3, col = tok & 7;
+      const int off = ((s * MT + t) * 32 + (r16 & 7) * 4 + (col >> 1)) * 4 + (r16 >> 3) * 2 + (col & 1);
+#pragma unroll
+      for (int w = 0; w < WC; ++w) v += red[w * kPart + off];
+      if constexpr (kSplit) part[idx] = v;
+    }
+    v_keep[i] = v;
+  }
+  if constexpr (kSplit) {
+    int* tickets = reinterpret_cast<int*>(static_cast<float*>(p.workspace) + static_cast<int64_t>(gridDim.x) * gridDim.y * S * kTile);
+    __threadfence();
+    asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
+    __shared__ int last;
+    if (threadIdx.x == 0) last = (atomicAdd(tickets + tile, 1) == S - 1);
+    asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
+    if (!last) return;
+    __threadfence();
+    const float* all = static_cast<const float*>(p.workspace) + static_cast<int64_t>(tile) * S * kTile;
+#pragma unroll
+    for (int i = 0; i < (kTile + WC * 32 - 1) / (WC * 32); ++i) {
+      const int idx = i * WC * 32 + threadIdx.x;
+      float v = 0.f;
+      if (idx < kTile)
+        for (int zz = 0; zz < S; ++zz) v += __ldcg(all + static_cast<int64_t>(zz) * kTile + idx);
+      v_keep[i] = v;
+    }
+    if (threadIdx.x == 0) tickets[tile] = 0;
+  }
+#pragma unroll
+  for (int i = 0; i < (kTile + WC * 32 - 1) / (WC * 32); ++i) {
+    const int idx = i * WC * 32 + threadIdx.x;
+    const int tok = idx / TN, row = idx % TN;
+    if (idx < kTile && tok < M) {
+      const int n = stripe0 * 16 + row;
+      float v = v_keep[i];
+      if (bias != nullptr) v += Num<T>::to_f(bias[n]);
+      out[static_cast<int64_t>(tok) * N + n] = Num<T>::from_f(v);
+    }
+  }
+#else
+  __trap();  // the planner never selects this family below sm_90
+#endif
+}
+
+}  // namespace mate

@@ -60,6 +60,7 @@ fn generate_variants(out_dir: &Path) {
             "dect" => "Family::Dect",
             "wmma" => "Family::Wmma",
             "wg" => "Family::Wg",
+            "bulk" => "Family::Bulk",
             other => panic!("kernels/variants.def: family `{other}` has no Family in src/plan/variants.rs"),
         };
         let dtype = match f[2] {

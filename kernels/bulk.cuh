@@ -7,7 +7,7 @@
 // mma.sync with the weights as A (frame v2's lane order is the A fragment, kernels/dec.cuh).
 //
 // Work: CTA = TN features (NS = TN/16 stripes of frame v2, each stripe's K chunks contiguous) x one
-// K range (grid.z splits K). A stage is CH chunks of 64: per stripe one copy of CH x 512 bytes,
+// K range (grid.z splits K). A stage is CH chunks of 64 (chunks_per_stage): per stripe one copy of CH x 512 bytes,
 // per token one copy of its CH x 64 activations, and the stage's scale rows (and zero-point rows).
 // Consumer warp w takes chunks w, w + WC, ... of every stage; the warps' fp32 partials are reduced
 // in warp order in shared memory; with kSplit the CTAs of one tile store fp32 partials and the
@@ -15,15 +15,18 @@
 // Act order is not served here (x is copied in rows; a gather is not a bulk copy): the planner
 // sends act-order frames to the other decode families.
 #pragma once
+#include <type_traits>
+
 #include "dec.cuh"
 
 namespace mate {
 namespace bulk {
 
-#ifndef MATE_BULK_CH  // (a lab override: bench/lab/bulk_lab.sh)
-#define MATE_BULK_CH 8
-#endif
-constexpr int CH = MATE_BULK_CH;  // K chunks (of 64) per stage: 4 KB of weights per stripe
+// K chunks (of 64) per stage: 16 (8 KB per stripe) for one token, 8 where the staged activation
+// rows (8 or 16 per stage) would otherwise crowd the ring out of shared memory (measured:
+// bench/NOTES.md, "bulk").
+template <int TM>
+__host__ __device__ constexpr int chunks_per_stage() { return TM == 1 ? 16 : 8; }
 
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -63,32 +66,94 @@ __device__ __forceinline__ uint64_t policy_evict_last() {
   return pol;
 }
 
+// (q - z) exactly, as the four A registers of one MMA step (post-scale path, groups >= 64).
+// fp16: the low nibble of each half gives 1024 + q, the high one 1024 + 16q (one LOP3 each); bf16
+// has 8 mantissa bits, so each nibble is shifted to bits 0..3 first (128 + q). Rows g / g+8 have
+// zero points z0 / z1; the constants are built with integer ops (folded for symmetric frames).
+template <typename T>
+struct Sub;
+
+template <>
+struct Sub<__half> {
+  uint32_t lo0, hi1;  // half2(1024 + z0); half2(-(64 + z1))
+  __device__ __forceinline__ Sub(int z0, int z1)
+      : lo0(0x64006400u + static_cast<uint32_t>(z0) * 0x00010001u),
+        hi1(0xD400D400u + static_cast<uint32_t>(z1) * 0x00100010u) {}
+  __device__ __forceinline__ void operator()(uint32_t w, uint32_t a[4]) const {
+    const __half2 k16 = __half2half2(__ushort_as_half(0x2C00));  // 1/16
+    const uint32_t w8 = w >> 8;
+    a[0] = dec::as_u32(__hsub2(dec::as_h2(dec::lop_or(w, 0x000F000F, 0x64006400)), dec::as_h2(lo0)));
+    a[1] = dec::as_u32(__hfma2(dec::as_h2(dec::lop_or(w, 0x00F000F0, 0x64006400)), k16, dec::as_h2(hi1)));
+    a[2] = dec::as_u32(__hsub2(dec::as_h2(dec::lop_or(w8, 0x000F000F, 0x64006400)), dec::as_h2(lo0)));
+    a[3] = dec::as_u32(__hfma2(dec::as_h2(dec::lop_or(w8, 0x00F000F0, 0x64006400)), k16, dec::as_h2(hi1)));
+  }
+};
+
+template <>
+struct Sub<__nv_bfloat16> {
+  uint32_t z0, z1;  // bf16x2(128 + z)
+  __device__ __forceinline__ Sub(int zg, int zg8)
+      : z0(0x43004300u + static_cast<uint32_t>(zg) * 0x00010001u),
+        z1(0x43004300u + static_cast<uint32_t>(zg8) * 0x00010001u) {}
+  __device__ __forceinline__ void operator()(uint32_t w, uint32_t a[4]) const {
+    a[0] = dec::as_u32(__hsub2(dec::as_b2(dec::lop_or(w, 0x000F000F, 0x43004300)), dec::as_b2(z0)));
+    a[1] = dec::as_u32(__hsub2(dec::as_b2(dec::lop_or(w >> 4, 0x000F000F, 0x43004300)), dec::as_b2(z1)));
+    a[2] = dec::as_u32(__hsub2(dec::as_b2(dec::lop_or(w >> 8, 0x000F000F, 0x43004300)), dec::as_b2(z0)));
+    a[3] = dec::as_u32(__hsub2(dec::as_b2(dec::lop_or(w >> 12, 0x000F000F, 0x43004300)), dec::as_b2(z1)));
+  }
+};
+
+// mma.sync with a zero accumulator input (d = a * b): a chunk's first MMA needs no zeroing.
+template <typename T>
+__device__ __forceinline__ void mma0(float d[4], const uint32_t a[4], uint32_t b0, uint32_t b1) {
+  constexpr bool kHalf = std::is_same<T, __half>::value;
+  const float z = 0.f;
+  if constexpr (kHalf) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};"
+                 : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(z));
+  } else {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%10,%10,%10,%10};"
+                 : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1), "f"(z));
+  }
+}
+
 // Shared memory of one stage (bytes). Mirrored by Variant::dynamic_smem in src/plan/variants.rs.
-template <int TM, int TN, bool kZeros>
-__host__ __device__ constexpr int w_bytes() { return (TN / 16) * CH * 512; }
+template <int TM, int TN>
+__host__ __device__ constexpr int w_bytes() { return (TN / 16) * chunks_per_stage<TM>() * 512; }
 template <int TM>
-__host__ __device__ constexpr int x_pitch() { return CH * 128 + 16; }  // the pad spreads banks
-constexpr int kScaleRows = 2 * CH;  // group 32: two groups per chunk; larger groups need fewer
-template <int TM, int TN, bool kZeros>
+__host__ __device__ constexpr int x_pitch() { return chunks_per_stage<TM>() * 128 + 16; }  // pad: banks
+// Scale (and zero-point) rows per stage: group 32 (kPre) has two per chunk; groups >= 64 at most
+// one (a stage starts on a 64 boundary).
+template <int TM, bool kPre>
+__host__ __device__ constexpr int scale_rows() { return kPre ? 2 * chunks_per_stage<TM>() : chunks_per_stage<TM>(); }
+template <int TM, int TN, bool kZeros, bool kPre>
 __host__ __device__ constexpr int stage_bytes() {
-  return w_bytes<TM, TN, kZeros>() + TM * x_pitch<TM>() + kScaleRows * TN * 2 + (kZeros ? kScaleRows * 16 : 0);
+  return w_bytes<TM, TN>() + TM * x_pitch<TM>() + scale_rows<TM, kPre>() * (TN * 2 + (kZeros ? 16 : 0));
 }
 
 }  // namespace bulk
 
-// Dynamic smem = P * stage_bytes + 16 * P (barriers) + WC * TN * TM * 4 (reduction).
-template <typename T, bool kZeros, int TM, int TN, int WC, int P, bool kSplit>
+template <int TM>
+constexpr int bulk_min_blocks = 2;
+
+// WK warps: WC = WK - 1 consumers, then the producer. Dynamic smem = P * stage_bytes + 16 * P
+// (barriers) + WC * (TN/16) * ceil(TM/8) * 512 (the reduction); Variant::dynamic_smem mirrors it.
+template <typename T, bool kZeros, int TM, int TN, int WK, int P, bool kSplit, bool kPre>
 __device__ __forceinline__ void bulk_body(const GemmParams& p) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
   using namespace dec;
   using namespace bulk;
+  constexpr int WC = WK - 1;
+  constexpr int CH = chunks_per_stage<TM>();
   constexpr int MT = (TM + 7) / 8, NS = TN / 16;  // TM = 1: one activation row staged (M = 1 only)
   static_assert((TM == 1 || TM == 8 || TM == 16) && (NS == 1 || NS == 2) && WC >= 1 && P >= 2, "bad bulk tile");
   static_assert(!kZeros || NS == 2, "bulk: zero-point rows are copied 16 bytes (32 features) at a time");
-  constexpr int kW = w_bytes<TM, TN, kZeros>();
+  constexpr int kW = w_bytes<TM, TN>();
   constexpr int kXP = x_pitch<TM>();
-  constexpr int kS = kScaleRows * TN * 2;
-  constexpr int kStage = stage_bytes<TM, TN, kZeros>();
+  constexpr int kS = scale_rows<TM, kPre>() * TN * 2;
+  constexpr int kStage = stage_bytes<TM, TN, kZeros, kPre>();
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t sbase = smem_u32(smem);
   const uint32_t full0 = sbase + P * kStage;  // P full barriers, then P empty barriers
@@ -103,6 +168,9 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
   const int cb = (z * C) / S, ce = ((z + 1) * C) / S;
   const int nst = (ce - cb + CH - 1) / CH;
   const int M = p.M, N = p.N, G = p.group_size;
+  // Group of row k = k >> gs: group sizes 32/64/128 are powers of two; any other is per channel
+  // (G = K, one group), where k >> 31 = 0 does the same without a division.
+  const int gs = (G & (G - 1)) == 0 ? __ffs(G) - 1 : 31;
 
   if (threadIdx.x == 0) {
     for (int i = 0; i < P; ++i) {
@@ -123,7 +191,7 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
       const int slot = it % P;
       if (it >= P) mbar_wait(empty0 + 8 * slot, ((it / P) - 1) & 1);
       const int c0 = cb + it * CH, nch = min(CH, ce - c0);
-      const int g0 = (c0 * 64) / G, g1 = ((c0 + nch) * 64 - 1) / G;
+      const int g0 = (c0 * 64) >> gs, g1 = ((c0 + nch) * 64 - 1) >> gs;
       const int srows = g1 - g0 + 1;
       const uint32_t full = full0 + 8 * slot, st = sbase + slot * kStage;
       const uint32_t bytes = NS * nch * 512 + M * nch * 128 + srows * TN * 2 + (kZeros ? srows * 16 : 0);
@@ -163,11 +231,11 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
     const int slot = it % P;
     mbar_wait(full0 + 8 * slot, (it / P) & 1);
     const int c0 = cb + it * CH, nch = min(CH, ce - c0);
-    const int g0 = (c0 * 64) / G;
+    const int g0 = (c0 * 64) >> gs;
     const uint32_t st = sbase + slot * kStage;
 #ifndef MATE_BULK_NOCOMPUTE  // (a lab switch: time the copy pipeline alone, wrong results)
     for (int j = warp; j < nch; j += WC) {
-      const int srow = ((c0 + j) * 64 + ci * 16) / G - g0;
+      const int srow = (((c0 + j) * 64 + ci * 16) >> gs) - g0;  // kPre: group 32 differs per ci
       uint4 xb[MT][2];
 #pragma unroll
       for (int t = 0; t < MT; ++t) {
@@ -191,10 +259,10 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
         asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];"
                      : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
                      : "r"(st + s * (CH * 512) + j * 512 + lane * 16));
-        const uint32_t srow_addr = st + kW + TM * kXP + srow * (TN * 2) + (s * 16 + g) * 2;
+        const uint32_t sa = st + kW + TM * kXP + srow * (TN * 2) + (s * 16 + g) * 2;
         unsigned short s0, s1;
-        asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s0) : "r"(srow_addr));
-        asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s1) : "r"(srow_addr + 16));
+        asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s0) : "r"(sa));
+        asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s1) : "r"(sa + 16));
         int z0 = 8, z1 = 8;
         if constexpr (kZeros) {
           uint32_t zw0, zw1;  // words 2s and 2s+1 of the row's 32 features: rows g and g+8
@@ -204,17 +272,45 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
           z0 = (zw0 >> (4 * g)) & 0xF;
           z1 = (zw1 >> (4 * g)) & 0xF;
         }
-        Deq<T> dq;
-        dq.set(*reinterpret_cast<const T*>(&s0), *reinterpret_cast<const T*>(&s1), z0, z1);
         const uint32_t words[4] = {w.x, w.y, w.z, w.w};
+        if constexpr (kPre) {
+          Deq<T> dq;
+          dq.set(*reinterpret_cast<const T*>(&s0), *reinterpret_cast<const T*>(&s1), z0, z1);
 #pragma unroll
-        for (int jj = 0; jj < 4; ++jj) {
-          uint32_t a[4];
-          dq(words[jj], a);
+          for (int jj = 0; jj < 4; ++jj) {
+            uint32_t a[4];
+            dq(words[jj], a);
+#pragma unroll
+            for (int t = 0; t < MT; ++t) {
+              const uint4& u = xb[t][jj >> 1];
+              mma<T>(acc[t][s], a, (jj & 1) ? u.z : u.x, (jj & 1) ? u.w : u.y);
+            }
+          }
+        } else {
+          // Exact (q - z) into the MMA, this chunk's fp32 sums scaled once (the chunk is in one
+          // group): fewer instructions per weight than scaling each half2, and no fp16 rounding
+          // of (q - z) * s.
+          const Sub<T> sub(z0, z1);
+          float part[MT][4];
+#pragma unroll
+          for (int jj = 0; jj < 4; ++jj) {
+            uint32_t a[4];
+            sub(words[jj], a);
+#pragma unroll
+            for (int t = 0; t < MT; ++t) {
+              const uint4& u = xb[t][jj >> 1];
+              if (jj == 0) mma0<T>(part[t], a, u.x, u.y);
+              else mma<T>(part[t], a, (jj & 1) ? u.z : u.x, (jj & 1) ? u.w : u.y);
+            }
+          }
+          const float f0 = Num<T>::to_f(*reinterpret_cast<const T*>(&s0));
+          const float f1 = Num<T>::to_f(*reinterpret_cast<const T*>(&s1));
 #pragma unroll
           for (int t = 0; t < MT; ++t) {
-            const uint4& u = xb[t][jj >> 1];
-            mma<T>(acc[t][s], a, (jj & 1) ? u.z : u.x, (jj & 1) ? u.w : u.y);
+            acc[t][s][0] = fmaf(f0, part[t][0], acc[t][s][0]);
+            acc[t][s][1] = fmaf(f0, part[t][1], acc[t][s][1]);
+            acc[t][s][2] = fmaf(f1, part[t][2], acc[t][s][2]);
+            acc[t][s][3] = fmaf(f1, part[t][3], acc[t][s][3]);
           }
         }
       }

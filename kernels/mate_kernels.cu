@@ -4,6 +4,7 @@
 #include "dect.cuh"
 #include "wmma.cuh"
 #include "wg.cuh"
+#include "bulk.cuh"
 
 #define MATE_DT_f16 __half
 #define MATE_DT_bf16 __nv_bfloat16

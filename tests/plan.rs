@@ -3,7 +3,9 @@
 
 use mate::call::{Device, Problem};
 use mate::frame::{FrameMeta, GROUP_SIZES};
-use mate::plan::{plan, prefer_cta_tiles, prefer_wgmma, resolve_sms, set_num_sms, Caps, Family, DEC_MAX_M, VARIANTS};
+use mate::plan::{
+    bulk_split, plan, prefer_bulk, prefer_cta_tiles, prefer_wgmma, resolve_sms, set_num_sms, Caps, Family, DEC_MAX_M, VARIANTS,
+};
 use mate::tensor::DType;
 
 fn problem(m: i64, k: i64, n: i64, g: i64, zeros: bool, dtype: DType) -> Problem {
@@ -46,6 +48,8 @@ fn every_envelope_configuration_has_a_variant() {
                         let decode = if cta { Family::Dect } else { Family::Dec };
                         if prefer_wgmma(&p) {
                             assert_eq!(v.family, Family::Wg, "M={m} K={k} N={n}");
+                        } else if prefer_bulk(&p) {
+                            assert_eq!(v.family, Family::Bulk, "M={m} K={k} N={n}");
                         } else {
                             assert_eq!(v.family, decode, "M={m} K={k} N={n}");
                         }
@@ -72,6 +76,21 @@ fn every_envelope_configuration_has_a_variant() {
                                 assert_eq!(pl.grid[1] as i64 * v.tn as i64, n);
                                 let covered = pl.grid[0] as i64 * v.tm as i64;
                                 assert!(covered >= m && covered - m < v.tm as i64);
+                            }
+                            Family::Bulk => {
+                                // one CTA per 32-feature tile and split; every split gets a chunk
+                                assert!(m <= v.tm as i64);
+                                assert_eq!(pl.grid[0] as i64 * v.tn as i64, n);
+                                let split = pl.grid[2] as i64;
+                                assert!(split >= 1 && split <= k / 64);
+                                assert_eq!(split > 1 || v.split, v.split);
+                                assert_eq!(v.pre, g == 32, "post-scale wherever the group allows it");
+                                if v.split {
+                                    let tiles = pl.grid[0] as i64;
+                                    assert!(pl.workspace_bytes >= tiles * split * (v.tm * v.tn) as i64 * 4 + tiles * 4);
+                                } else {
+                                    assert_eq!(pl.workspace_bytes, 0);
+                                }
                             }
                             Family::Wg => {
                                 // tiles cover M and N once (a last half tile when N % 128 == 64)
@@ -104,7 +123,7 @@ fn split_workspace_holds_every_segment() {
     // one group: check by enumerating the kernel's own partition.
     for (m, k, n) in [(1, 4096, 4096), (16, 8960, 1536), (1, 1536, 1536), (8, 28672, 8192), (3, 64, 64)] {
         let p = problem(m, k, n, 64, false, DType::F16);
-        let pl = plan(&p, &Caps::uniform(132, 2)).unwrap();
+        let pl = plan(&p, &Caps { wgmma: false, ..Caps::uniform(132, 2) }).unwrap(); // the dec family's split
         let v = &VARIANTS[pl.variant];
         if !v.split {
             continue;
@@ -169,7 +188,8 @@ fn sm_count_resolution_order() {
 fn decode_family_routing_is_pinned() {
     // The measured routing: CTA tiles on the Llama shapes and the small Qwen2 projections,
     // the persistent split family on Qwen2-1.5B down (few long CTAs).
-    let caps = Caps::uniform(132, 2);
+    // Without wgmma/bulk copies (sm_80), and on Hopper for act-order frames (bulk serves neither).
+    let caps = Caps { wgmma: false, ..Caps::uniform(132, 2) };
     for (k, n, family) in [
         (4096, 6144, Family::Dect),
         (4096, 4096, Family::Dect),
@@ -251,4 +271,39 @@ fn split_override_parses_or_names_the_rule() {
     for bad in ["0", "-3", "four", "", "1.5"] {
         assert_eq!(parse_dec_warps(Some(bad)), Err(bad.to_string()), "{bad:?}");
     }
+}
+
+#[test]
+fn bulk_routing_is_pinned() {
+    // Hopper, M = 1, layers of >= 2^23 weights: the bulk-copy family (measured, bench/NOTES.md
+    // "bulk"); the small Qwen2-1.5B qkv/o, M > 1 and act-order frames stay on dect/dec.
+    let caps = Caps::uniform(132, 2);
+    for (k, n, bulk) in [
+        (4096, 6144, true),
+        (4096, 4096, true),
+        (4096, 28672, true),
+        (14336, 4096, true),
+        (8192, 57344, true),
+        (28672, 8192, true),
+        (1536, 17920, true),
+        (8960, 1536, true),
+        (1536, 2048, false),
+        (1536, 1536, false),
+    ] {
+        for m in [1, 2, 16] {
+            let v = &VARIANTS[plan(&problem(m, k, n, 128, false, DType::F16), &caps).unwrap().variant];
+            assert_eq!(v.family == Family::Bulk, bulk && m == 1, "M={m} K={k} N={n}");
+        }
+    }
+    let mut act = problem(1, 4096, 4096, 128, false, DType::F16);
+    act.meta = FrameMeta::new(4096, 4096, 128, false, true).unwrap();
+    assert_ne!(VARIANTS[plan(&act, &caps).unwrap().variant].family, Family::Bulk, "act order");
+    let sm80 = Caps { wgmma: false, ..Caps::uniform(132, 2) };
+    assert_ne!(VARIANTS[plan(&problem(1, 4096, 4096, 128, false, DType::F16), &sm80).unwrap().variant].family, Family::Bulk);
+    // The split: as many CTAs per tile as keep one wave of two per SM, each a whole stage deep.
+    assert_eq!(bulk_split(&problem(1, 4096, 4096, 128, false, DType::F16), 132, 1), 2); // 128 tiles
+    assert_eq!(bulk_split(&problem(1, 8192, 57344, 128, false, DType::F16), 132, 1), 1); // 1792 tiles
+    assert_eq!(bulk_split(&problem(1, 8960, 1536, 128, false, DType::F16), 132, 1), 5); // 48 tiles
+    assert_eq!(bulk_split(&problem(1, 1536, 1536, 128, false, DType::F16), 132, 1), 1); // K = 1.5 stages
+    assert_eq!(bulk_split(&problem(1, 4096, 4096, 128, false, DType::F16), 33, 1), 1); // 66 slots
 }

@@ -8,16 +8,18 @@ NVCC="${NVCC:-nvcc}"
 D="$(mktemp -d)"
 VARIANTS="${VARIANTS:-b1_32_w8 1 32 8 8;b1_16_w8 1 16 8 10;b1_32_w4 1 32 4 8;b8_32_w8 8 32 8 6;b16_32_w8 16 32 8 4}"
 SHAPES="${SHAPES:-8192x57344 28672x8192 4096x28672}"
-CH=${CH:-8}
-stage() { echo $(( ($2 / 16) * CH * 512 + $1 * (CH * 128 + 16) + 2 * CH * $2 * 2 )); }
+stage() {
+  CH=8; [ "$1" = 1 ] && CH=16
+  SR=$CH; [ "${PRE:-false}" = true ] && SR=$((2 * CH))
+  echo $(( ($2 / 16) * CH * 512 + $1 * (CH * 128 + 16) + SR * $2 * 2 )); }
 {
   echo '#include "params.cuh"'
   echo '#include "bulk.cuh"'
   tr ';' '\n' <<<"$VARIANTS" | while read -r n tm tn wc pp; do
-    echo "extern \"C\" __global__ void __launch_bounds__($(( (wc + 1) * 32 )), 1) $n(const mate::GemmParams p) { mate::bulk_body<__half, false, $tm, $tn, $wc, $pp, false>(p); }"
+    echo "extern \"C\" __global__ void __launch_bounds__($(( (wc + 1) * 32 )), ${MINB:-1}) $n(const mate::GemmParams p) { mate::bulk_body<__half, false, $tm, $tn, $((wc + 1)), $pp, false, ${PRE:-false}>(p); }"
   done
 } > "$D/b.cu"
-"$NVCC" -std=c++17 -O3 -Ikernels -gencode arch=compute_90a,code=sm_90a -DMATE_BULK_CH=$CH ${EXTRA:-} -cubin -Xptxas -v -o "$D/b.cubin" "$D/b.cu" 2>&1 | grep -E "error|registers|spill" | head -20
+"$NVCC" -std=c++17 -O3 -Ikernels -gencode arch=compute_90a,code=sm_90a ${EXTRA:-} -cubin -Xptxas -v -o "$D/b.cubin" "$D/b.cu" 2>&1 | grep -E "error|registers|spill" | head -20
 
 for shape in $SHAPES; do
   K=${shape%x*}; N=${shape#*x}

@@ -39,7 +39,7 @@ impl Caps {
 
 /// Whether the device described by `caps` can run variant `v` at all.
 pub fn runs_on(v: &Variant, caps: &Caps) -> bool {
-    v.family != Family::Wg || caps.wgmma
+    !matches!(v.family, Family::Wg | Family::Bulk) || caps.wgmma
 }
 
 /// A launch decision.
@@ -105,6 +105,7 @@ struct PlanKey {
     device_sms: i64,
     occupancy_sum: i64,
     wgmma: bool,
+    has_perm: bool,
 }
 
 static CACHE: Lazy<RwLock<HashMap<PlanKey, Plan>>> = Lazy::new(|| RwLock::new(HashMap::new()));
@@ -155,6 +156,8 @@ pub fn serves(v: &Variant, p: &Problem) -> bool {
             // The post-scale path needs whole 64-deep chunks per group.
             Family::Dec => p.m <= v.tm as i64 && (v.pre || p.meta.group() % 64 == 0),
             Family::Dect => p.m <= v.tm as i64,
+            // Activation rows are bulk-copied (a gather is not): no act order, no shard frames.
+            Family::Bulk => p.m <= v.tm as i64 && !p.meta.has_perm && (v.pre || p.meta.group() % 64 == 0),
             Family::Wmma | Family::Wg => true,
         }
 }
@@ -213,6 +216,33 @@ pub fn prefer_cta_tiles(p: &Problem, sms: i64) -> bool {
     ctas >= sms || (2 * ctas >= sms && p.k() <= 8192)
 }
 
+/// Largest M the bulk-copy decode family serves (its token tile).
+pub const BULK_MAX_M: i64 = 1;
+/// Weights (K x N elements) from which the bulk family wins at M = 1.
+pub const BULK_MIN_WEIGHTS: i64 = 1 << 23;
+
+/// Whether the bulk-copy family serves `p` better than the other decode families (Hopper only).
+/// Measured on the H200 (bench/NOTES.md, "bulk"): at M = 1 it wins on every layer of at least
+/// 2^23 weights (1.25-1.7x faster on the Llama-70B and 8B gate_up shapes, Qwen2-1.5B gate_up and
+/// down), loses on the small Qwen2-1.5B qkv/o (few CTAs, each less than a stage deep); its token
+/// tiles 8/16 lost to dect at M = 4-16, so they are not built. Act order is not served.
+pub fn prefer_bulk(p: &Problem) -> bool {
+    p.m <= BULK_MAX_M && p.k() * p.n() >= BULK_MIN_WEIGHTS && !p.meta.has_perm
+}
+
+/// bulk: CTAs splitting one 32-feature tile's K. As many as keep every CTA in one wave of two
+/// resident CTAs per SM (the kernels are built for two; a second wave doubles the pipeline fill,
+/// measured 10.0 us against 7.4 whole-K on Llama-8B o), each split keeping one whole stage of K.
+pub fn bulk_split(p: &Problem, sms: i64, tm: u32) -> i64 {
+    let tiles = (p.n() / 32).max(1);
+    let ch = if tm == 1 { 16 } else { 8 };
+    let want = sms * BULK_CTAS_PER_SM / tiles;
+    want.clamp(1, (p.k() / 64 / ch).max(1))
+}
+
+/// bulk: resident CTAs per SM the kernels are built for (kernels/bulk.cuh bulk_min_blocks).
+const BULK_CTAS_PER_SM: i64 = 2;
+
 /// Largest M the decode families keep on Hopper whatever the shape.
 pub const WG_MIN_M: i64 = 17;
 /// Weights (K x N elements) from which the wgmma family wins for 16 < M <= 64.
@@ -233,6 +263,18 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
     }
     if p.m > DEC_MAX_M {
         return candidates.filter(|(_, v)| v.family == Family::Wmma).map(|(i, _)| i).next();
+    }
+    if caps.wgmma && prefer_bulk(p) {
+        // The smallest token tile that holds M; post-scale where the group allows it; the split
+        // instantiation only where the plan splits.
+        let bulk = candidates.clone().filter(|(_, v)| v.family == Family::Bulk);
+        if let Some(tm) = bulk.clone().map(|(_, v)| v.tm).min() {
+            let split = bulk_split(p, sms, tm) > 1;
+            let best = bulk.filter(|(_, v)| v.tm == tm && v.split == split).min_by_key(|(_, v)| v.pre);
+            if let Some((i, _)) = best {
+                return Some(i);
+            }
+        }
     }
     if prefer_cta_tiles(p, sms) {
         // The smallest token tile that holds M; 32 features per CTA when that still gives every
@@ -277,6 +319,7 @@ pub fn plan(p: &Problem, caps: &Caps) -> Result<Plan> {
         device_sms: caps.sm_count,
         occupancy_sum: caps.occupancy.iter().map(|&o| o as i64).sum(),
         wgmma: caps.wgmma,
+        has_perm: p.meta.has_perm,
     };
     if forced.is_none() {
         if let Some(hit) = CACHE.read().unwrap().get(&key) {
@@ -328,6 +371,12 @@ fn plan_uncached(p: &Problem, caps: &Caps, sms: i64, forced: Option<String>) -> 
             ([ctas, 1, 1], warps, max_seg, ws)
         }
         Family::Dect => ([tiles_n, 1, 1], 0, 0, 0),
+        Family::Bulk => {
+            let split = if v.split { bulk_split(p, sms, v.tm).max(2).min(p.k() / 64) } else { 1 };
+            // kernels/bulk.cuh: fp32 partial tiles [tile][split][tm * tn], then one ticket per tile.
+            let ws = if v.split { (tiles_n * split * (v.tm * v.tn) as i64 * 4 + tiles_n * 4 + 255) / 256 * 256 } else { 0 };
+            ([tiles_n, 1, split], 0, 0, ws)
+        }
         Family::Wmma => ([(p.m + v.tm as i64 - 1) / v.tm as i64, tiles_n, 1], 0, 0, 0),
         Family::Wg => {
             let (_, split) = wg_shape(p, caps, sms, Some(idx))

@@ -18,6 +18,10 @@ pub enum Family {
     /// register operand, a cp.async ring of 64-deep chunks, optional split K over grid.z
     /// (kernels/wg.cuh).
     Wg,
+    /// Hopper decode (M <= 16): a producer warp streams each stage (weights, activation rows,
+    /// scales) with bulk copies completing on mbarriers, consumer warps dequantize from shared
+    /// memory into mma.sync; optional split K over grid.z (kernels/bulk.cuh). No act order.
+    Bulk,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -60,6 +64,25 @@ impl Variant {
             Family::Wmma => 0,
             // kernels/wg.cuh wg_stage_bytes() per ring stage, plus slack to align to 1024 bytes.
             Family::Wg => self.p * (self.tm * 128 + (self.wk * (512 + 4 * 16 + 16)).div_ceil(1024) * 1024) + 1024,
+            // kernels/bulk.cuh stage_bytes() per stage, 16 bytes of mbarriers per stage, and one
+            // fp32 partial per consumer warp (wk - 1 of them).
+            Family::Bulk => {
+                let ch = self.bulk_chunks_per_stage();
+                let scale_rows = if self.pre { 2 * ch } else { ch };
+                let stage = (self.tn / 16) * ch * 512
+                    + self.tm * (ch * 128 + 16)
+                    + scale_rows * (self.tn * 2 + if self.zeros { 16 } else { 0 });
+                self.p * (stage + 16) + (self.wk - 1) * (self.tn / 16) * self.tm.div_ceil(8) * 512
+            }
+        }
+    }
+
+    /// bulk: K chunks (of 64) per stage (kernels/bulk.cuh chunks_per_stage()).
+    pub fn bulk_chunks_per_stage(&self) -> u32 {
+        if self.tm == 1 {
+            16
+        } else {
+            8
         }
     }
 }

@@ -135,24 +135,27 @@ def forced():
 
 
 def _tile_m(sym):
-    return int(sym.split("_m")[1].split("_")[0]) if ("_dec_" in sym or "_dect_" in sym or "_wg_" in sym) else 4096
+    tiled = any(f in sym for f in ("_dec_", "_dect_", "_wg_", "_bulk_"))
+    return int(sym.split("_m")[1].split("_")[0]) if tiled else 4096
 
 
 def _m_values(sym):
     tm = _tile_m(sym)
     if "_wg_" in sym:  # any M: one partial tile, one full tile, a second tile
         return [1, 3, tm - 1, tm, tm + 5]
-    return sorted({1, 3, tm - 1, tm} & set(range(1, 129)))
+    return sorted({1, 3, tm - 1, tm} & set(range(1, min(tm, 128) + 1)))
 
 
 @pytest.mark.parametrize("sym", VARIANTS)
 def test_every_variant_forced(sym, forced):
     """Each compiled variant, forced through the planner's test override, on odd M and two
-    shapes (one with act order): correct, and a rerun is bit-identical."""
+    shapes (one with act order, where the family serves it; bulk does not): correct, and a rerun
+    is bit-identical."""
     dtype = torch.bfloat16 if "_bf16_" in sym else torch.float16
     sym_cfg = "_sym" in sym
     forced(sym)
-    for (K, N), g, act in (((384, 320 if "_n32" not in sym else 384), 64, True), ((1536, 2048), 128, False)):
+    act0 = "_bulk_" not in sym
+    for (K, N), g, act in (((384, 320 if "_n32" not in sym else 384), 64, act0), ((1536, 2048), 128, False)):
         for M in _m_values(sym):
             ck = random_gptq(K, N, g, sym_cfg, dtype, "cuda", desc_act=act)
             fr = frame_from_gptq_v2(ck)
@@ -228,6 +231,32 @@ def test_wg_variants_parity(dtype, sym, forced):
             a = run_out(x, fr, num_sms=sms)
             assert torch.equal(a, run_out(x, fr, num_sms=sms)), (s_, sms)
             assert errors(a, whole[0].double())[0] < BOUND[dtype] / 4, (s_, sms)
+
+
+@pytest.mark.parametrize("dtype,sym,g", [(torch.float16, True, 128), (torch.bfloat16, False, 32), (torch.float16, False, -1)])
+def test_bulk_variants_parity(dtype, sym, g, forced):
+    """bulk family (M = 1): the whole-K variant matches the float64 reference with a partial last
+    stage (K = 4224 is 66 chunks, 16 per stage) and per-channel groups that are not a power of two;
+    split variants are bit-identical across reruns for each SM count (the split follows it) and
+    close to whole K."""
+    dt = "bf16" if dtype == torch.bfloat16 else "f16"
+    prefix = f"_bulk_{dt}_{'sym' if sym else 'zp'}_"
+    pre = g == 32
+    ck = random_gptq(4224, 2048, g, sym, dtype, "cuda")
+    fr = frame_from_gptq_v2(ck)
+    x = torch.randn(1, 4224, device="cuda").to(dtype)
+    mine = [v for v in VARIANTS if prefix in v and v.endswith("_pre") == pre]
+    (whole,) = [v for v in mine if "_whole" in v]
+    forced(whole)
+    w = run_out(x, fr)
+    total, col = errors(w, reference(ck, x, None))
+    assert total <= BOUND[dtype] and col <= 5 * BOUND[dtype], (whole, total, col)
+    (split,) = [v for v in mine if "_split" in v]
+    forced(split)
+    for sms in (7, 33, 132):
+        a = run_out(x, fr, num_sms=sms)
+        assert torch.equal(a, run_out(x, fr, num_sms=sms)), (split, sms)
+        assert errors(a, w.double())[0] < BOUND[dtype] / 4, (split, sms)
 
 
 def test_split_workspace_explicit_reused_and_checked(forced):

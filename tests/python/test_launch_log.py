@@ -26,7 +26,7 @@ def test_cpu_calls_record_nothing():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("M,K,N", [(1, 8960, 1536), (256, 4096, 4096)])  # a split decode plan; a wgmma plan
+@pytest.mark.parametrize("M,K,N", [(1, 8960, 1536), (256, 4096, 4096)])  # a split decode (bulk) plan; a wgmma plan
 def test_launcher_passes_the_resolved_sm_count(M, K, N):
     device_sms = torch.cuda.get_device_properties(0).multi_processor_count
     ck = random_gptq(K, N, 128, True, torch.float16, "cuda")
@@ -46,5 +46,5 @@ def test_launcher_passes_the_resolved_sm_count(M, K, N):
     # the split follows the SM count: fewer SMs never get a larger split, and the grid is the plan's
     splits = [int(r["split"]) for r in (call, lim, dev)]
     assert splits == sorted(splits), splits
-    if M == 1:  # the persistent decode plan sizes its warps by the SM count: strictly fewer at 9 SMs
+    if M == 1:  # the decode plan sizes its split by the SM count: strictly fewer at 9 SMs
         assert splits[0] < splits[2], f"the split does not depend on the SM count: {splits}"

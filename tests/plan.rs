@@ -48,7 +48,7 @@ fn every_envelope_configuration_has_a_variant() {
                         let decode = if cta { Family::Dect } else { Family::Dec };
                         if prefer_wgmma(&p) {
                             assert_eq!(v.family, Family::Wg, "M={m} K={k} N={n}");
-                        } else if prefer_bulk(&p) {
+                        } else if prefer_bulk(&p, 132) {
                             assert_eq!(v.family, Family::Bulk, "M={m} K={k} N={n}");
                         } else {
                             assert_eq!(v.family, decode, "M={m} K={k} N={n}");
@@ -275,12 +275,13 @@ fn split_override_parses_or_names_the_rule() {
 
 #[test]
 fn bulk_routing_is_pinned() {
-    // Hopper, M = 1, layers of >= 2^23 weights: the bulk-copy family (measured, bench/NOTES.md
-    // "bulk"); the small Qwen2-1.5B qkv/o, M > 1 and act-order frames stay on dect/dec.
+    // Hopper, M = 1: the bulk-copy family on layers of > 2^24 weights, and from 2^23 where dect
+    // would not fill the SMs (measured, bench/NOTES.md "bulk"); Llama-8B o, the small Qwen2-1.5B
+    // qkv/o, M > 1 and act-order frames stay on dect/dec.
     let caps = Caps::uniform(132, 2);
     for (k, n, bulk) in [
         (4096, 6144, true),
-        (4096, 4096, true),
+        (4096, 4096, false),
         (4096, 28672, true),
         (14336, 4096, true),
         (8192, 57344, true),
@@ -295,11 +296,11 @@ fn bulk_routing_is_pinned() {
             assert_eq!(v.family == Family::Bulk, bulk && m == 1, "M={m} K={k} N={n}");
         }
     }
-    let mut act = problem(1, 4096, 4096, 128, false, DType::F16);
-    act.meta = FrameMeta::new(4096, 4096, 128, false, true).unwrap();
+    let mut act = problem(1, 4096, 28672, 128, false, DType::F16);
+    act.meta = FrameMeta::new(4096, 28672, 128, false, true).unwrap();
     assert_ne!(VARIANTS[plan(&act, &caps).unwrap().variant].family, Family::Bulk, "act order");
     let sm80 = Caps { wgmma: false, ..Caps::uniform(132, 2) };
-    assert_ne!(VARIANTS[plan(&problem(1, 4096, 4096, 128, false, DType::F16), &sm80).unwrap().variant].family, Family::Bulk);
+    assert_ne!(VARIANTS[plan(&problem(1, 4096, 28672, 128, false, DType::F16), &sm80).unwrap().variant].family, Family::Bulk);
     // The split: as many CTAs per tile as keep one wave of two per SM, each a whole stage deep.
     assert_eq!(bulk_split(&problem(1, 4096, 4096, 128, false, DType::F16), 132, 1), 2); // 128 tiles
     assert_eq!(bulk_split(&problem(1, 8192, 57344, 128, false, DType::F16), 132, 1), 1); // 1792 tiles

@@ -218,16 +218,20 @@ pub fn prefer_cta_tiles(p: &Problem, sms: i64) -> bool {
 
 /// Largest M the bulk-copy decode family serves (its token tile).
 pub const BULK_MAX_M: i64 = 1;
-/// Weights (K x N elements) from which the bulk family wins at M = 1.
+/// Weights (K x N elements) from which the bulk family can win at M = 1 ([`prefer_bulk`]).
 pub const BULK_MIN_WEIGHTS: i64 = 1 << 23;
 
 /// Whether the bulk-copy family serves `p` better than the other decode families (Hopper only).
-/// Measured on the H200 (bench/NOTES.md, "bulk"): at M = 1 it wins on every layer of at least
-/// 2^23 weights (1.25-1.7x faster on the Llama-70B and 8B gate_up shapes, Qwen2-1.5B gate_up and
-/// down), loses on the small Qwen2-1.5B qkv/o (few CTAs, each less than a stage deep); its token
-/// tiles 8/16 lost to dect at M = 4-16, so they are not built. Act order is not served.
-pub fn prefer_bulk(p: &Problem) -> bool {
-    p.m <= BULK_MAX_M && p.k() * p.n() >= BULK_MIN_WEIGHTS && !p.meta.has_perm
+/// Measured on the H200 (bench/NOTES.md, "bulk"): at M = 1 it wins on every layer of more than
+/// 2^24 weights (1.3-2x faster than dect on the Llama shapes), and from 2^23 where the CTA-tiled
+/// decode family would not fill the SMs (Qwen2-1.5B down: 6.9 vs 10.4 us); it loses where its
+/// CTAs are only a stage or two deep and dect fills the SMs (Llama-8B o, 7.1 vs 6.5 us; Qwen2-1.5B
+/// qkv/o). Its token tiles 8/16 lost to dect at M = 4-16, so they are not built. No act order.
+pub fn prefer_bulk(p: &Problem, sms: i64) -> bool {
+    let weights = p.k() * p.n();
+    p.m <= BULK_MAX_M
+        && !p.meta.has_perm
+        && (weights > 2 * BULK_MIN_WEIGHTS || (weights >= BULK_MIN_WEIGHTS && !prefer_cta_tiles(p, sms)))
 }
 
 /// bulk: CTAs splitting one 32-feature tile's K. As many as keep every CTA in one wave of two
@@ -264,7 +268,7 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
     if p.m > DEC_MAX_M {
         return candidates.filter(|(_, v)| v.family == Family::Wmma).map(|(i, _)| i).next();
     }
-    if caps.wgmma && prefer_bulk(p) {
+    if caps.wgmma && prefer_bulk(p, sms) {
         // The smallest token tile that holds M; post-scale where the group allows it; the split
         // instantiation only where the plan splits.
         let bulk = candidates.clone().filter(|(_, v)| v.family == Family::Bulk);

@@ -21,7 +21,8 @@ struct GemmParams {
   // Split work (dec family): fp32 partial slots then one int32 ticket per stripe group; zeroed
   // tickets on entry, left zeroed on exit. Null when the plan needs no workspace.
   void* workspace;
-  int32_t total_warps;    // dec: warps sharing the flattened (stripe group, K chunk) units
+  int32_t total_warps;    // dec: warps sharing the flattened (stripe group, K chunk) units;
+                          // wg: m-tiles per band of the CTA raster (kernels/wg.cuh)
   int32_t max_seg;        // dec: partial slots per stripe group
 };
 

@@ -100,8 +100,19 @@ __device__ __forceinline__ void wg_body(const GemmParams& p) {
   const int tid = threadIdx.x;
   const int lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, ci = lane & 3;
-  const int m0 = blockIdx.x * TM;
-  const int n0 = blockIdx.y * TN;
+  // Raster: CTAs run in launch order, so walk the (m-tile, n-tile) grid in bands of p.total_warps
+  // m-tiles (the planner sizes a band's x rows to stay in L2): within a band every n-tile, and
+  // within an n-tile the band's m-tiles, so the weights stream once per band and x stays hot.
+  const int mtiles = gridDim.x;
+  const int linear = blockIdx.y * gridDim.x + blockIdx.x;
+  const int band = max(1, p.total_warps);
+  const int band_start = (linear / (band * gridDim.y)) * band;
+  const int band_rows = min(band, mtiles - band_start);
+  const int in_band = linear - band_start * gridDim.y;
+  const int m_tile = band_start + in_band % band_rows;
+  const int n_tile = in_band / band_rows;
+  const int m0 = m_tile * TM;
+  const int n0 = n_tile * TN;
   const int C = p.K >> 6;
   int c_begin = 0, c_end = C;
   if constexpr (kSplit) {
@@ -276,7 +287,7 @@ __device__ __forceinline__ void wg_body(const GemmParams& p) {
   if constexpr (kSplit) {
     // Partial tile of this split: [TM/8][4][256 threads] floats, thread-major for coalescing.
     const int tiles = gridDim.x * gridDim.y;
-    const int tile = blockIdx.y * gridDim.x + blockIdx.x;
+    const int tile = n_tile * mtiles + m_tile;
     float* part = static_cast<float*>(p.workspace);
     int* tickets = reinterpret_cast<int*>(part + static_cast<int64_t>(tiles) * gridDim.z * (TM * TN));
     float* mine = part + (static_cast<int64_t>(tile) * gridDim.z + blockIdx.z) * (TM * TN);

@@ -103,6 +103,8 @@ fn every_envelope_configuration_has_a_variant() {
                                 assert!(split >= 1 && split <= k / 64);
                                 assert_eq!(split > 1 || v.split, v.split);
                                 let tiles = pl.grid[0] as i64 * pl.grid[1] as i64;
+                                // the raster band: at least one m-tile, at most all of them
+                                assert!(pl.total_warps >= 1 && pl.total_warps <= pl.grid[0] as i64);
                                 if v.split {
                                     assert!(pl.workspace_bytes >= tiles * split * (v.tm * v.tn) as i64 * 4 + tiles * 4);
                                 } else {

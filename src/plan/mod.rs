@@ -162,6 +162,16 @@ pub fn serves(v: &Variant, p: &Problem) -> bool {
         }
 }
 
+/// x rows of one band of the wg raster: the kernel walks bands of m-tiles across every n-tile,
+/// so a band's activation rows stay in L2 (60 MB) beside the streamed weights.
+const WG_BAND_BYTES: i64 = 16 << 20;
+
+/// wg: m-tiles per raster band (kernels/wg.cuh; passed in `total_warps`).
+fn wg_band(p: &Problem, v: &Variant, m_tiles: i64) -> i64 {
+    let row_bytes = p.k() * p.dtype.size() as i64 * v.tm as i64;
+    (WG_BAND_BYTES / row_bytes.max(1)).clamp(1, m_tiles.max(1))
+}
+
 /// wg: the token tile and split with the least estimated time ([`cost::WG_COST`]); a forced
 /// variant keeps its tile and gets the best split its instantiation allows.
 fn wg_shape(p: &Problem, caps: &Caps, sms: i64, only: Option<usize>) -> Option<(usize, i64)> {
@@ -393,7 +403,7 @@ fn plan_uncached(p: &Problem, caps: &Caps, sms: i64, forced: Option<String>) -> 
             } else {
                 0
             };
-            ([tiles[0], tiles[1], split], 0, 0, ws)
+            ([tiles[0], tiles[1], split], wg_band(p, v, tiles[0]), 0, ws)
         }
     };
     if grid[0] > i32::MAX as i64 || grid[1] > 65535 || grid[2] > 65535 {

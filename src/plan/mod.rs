@@ -91,6 +91,21 @@ fn dec_warps_override() -> Result<Option<i64>> {
         })
 }
 
+/// Benchmark override of the bulk family's split: `MATE_BULK_SPLIT=<n>` makes every bulk plan
+/// split K over n CTAs per tile (clamped to the K chunks). Read once, at the first plan; a
+/// malformed value fails that call (and every later one) with a named error.
+pub const BULK_SPLIT_ENV: &str = "MATE_BULK_SPLIT";
+static BULK_SPLIT: OnceCell<std::result::Result<Option<i64>, String>> = OnceCell::new();
+
+fn bulk_split_override() -> Result<Option<i64>> {
+    BULK_SPLIT
+        .get_or_init(|| parse_dec_warps(std::env::var(BULK_SPLIT_ENV).ok().as_deref()))
+        .clone()
+        .map_err(|v| {
+            arg_err("MATE_BULK_SPLIT (environment)", format!("{v:?}"), "must be a positive integer (CTAs per tile of bulk plans), or unset")
+        })
+}
+
 /// What a plan depends on. Planning scans the variant table; the cache makes a repeated call a
 /// hash lookup under a read lock (shared by all threads and streams; plans are pure values).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -248,6 +263,9 @@ pub fn prefer_bulk(p: &Problem, sms: i64) -> bool {
 /// resident CTAs per SM (the kernels are built for two; a second wave doubles the pipeline fill,
 /// measured 10.0 us against 7.4 whole-K on Llama-8B o), each split keeping one whole stage of K.
 pub fn bulk_split(p: &Problem, sms: i64, tm: u32) -> i64 {
+    if let Some(s) = BULK_SPLIT.get().and_then(|r| r.clone().ok()).flatten() {
+        return s.clamp(1, p.k() / 64);
+    }
     let tiles = (p.n() / 32).max(1);
     let ch = if tm == 1 { 16 } else { 8 };
     let want = sms * BULK_CTAS_PER_SM / tiles;
@@ -320,6 +338,7 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
 
 pub fn plan(p: &Problem, caps: &Caps) -> Result<Plan> {
     dec_warps_override()?;
+    bulk_split_override()?;
     let sms = resolve_sms(p.num_sms, caps.sm_count);
     let forced = FORCED.read().unwrap().clone();
     let key = PlanKey {

@@ -162,15 +162,27 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int C = p.K >> 6;
-  const int tile = blockIdx.x + blockIdx.y * gridDim.x;  // TN-feature tile
-  const int stripe0 = tile * NS;
-  const int S = gridDim.z, z = blockIdx.z;
-  const int cb = (z * C) / S, ce = ((z + 1) * C) / S;
-  const int nst = (ce - cb + CH - 1) / CH;
   const int M = p.M, N = p.N, G = p.group_size;
   // Group of row k = k >> gs: group sizes 32/64/128 are powers of two; any other is per channel
   // (G = K, one group), where k >> 31 = 0 does the same without a division.
   const int gs = (G & (G - 1)) == 0 ? __ffs(G) - 1 : 31;
+  // Persistent: work item i is (tile i / S, K split i % S); CTA b takes items b, b + gridDim.x, ...
+  // and its producer streams them back to back, so the ring does not drain between items.
+  const int S = kSplit ? p.total_warps : 1;
+  const int tiles = N / TN, items = tiles * S;
+  struct Item {
+    int tile, z, stripe0, cb, ce, nst;
+  };
+  auto item_of = [&](int i) {
+    Item t;
+    t.tile = i / S;
+    t.z = i - t.tile * S;
+    t.stripe0 = t.tile * NS;
+    t.cb = (t.z * C) / S;
+    t.ce = ((t.z + 1) * C) / S;
+    t.nst = (t.ce - t.cb + CH - 1) / CH;
+    return t;
+  };
 
   if (threadIdx.x == 0) {
     for (int i = 0; i < P; ++i) {
@@ -187,30 +199,35 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
     const char* qw = reinterpret_cast<const char*>(p.qweight);
     const T* x = static_cast<const T*>(p.x);
     const T* sc = static_cast<const T*>(p.scales);
-    for (int it = 0; it < nst; ++it) {
-      const int slot = it % P;
-      if (it >= P) mbar_wait(empty0 + 8 * slot, ((it / P) - 1) & 1);
-      const int c0 = cb + it * CH, nch = min(CH, ce - c0);
-      const int g0 = (c0 * 64) >> gs, g1 = ((c0 + nch) * 64 - 1) >> gs;
-      const int srows = g1 - g0 + 1;
-      const uint32_t full = full0 + 8 * slot, st = sbase + slot * kStage;
-      const uint32_t bytes = NS * nch * 512 + M * nch * 128 + srows * TN * 2 + (kZeros ? srows * 16 : 0);
-      if (lane == 0) mbar_expect_tx(full, bytes);
-      __syncwarp();
-      const int ncopy = NS + M + srows * (kZeros ? 2 : 1);
-      for (int i = lane; i < ncopy; i += 32) {
-        if (i < NS) {
-          bulk_copy(st + i * (CH * 512), qw + (static_cast<int64_t>(stripe0 + i) * C + c0) * 512, nch * 512, full, stream);
-        } else if (i < NS + M) {
-          const int tok = i - NS;
-          bulk_copy(st + kW + tok * kXP, x + static_cast<int64_t>(tok) * p.x_row_stride + c0 * 64, nch * 128, full, keep);
-        } else if (i < NS + M + srows) {
-          const int r = i - NS - M;
-          bulk_copy(st + kW + TM * kXP + r * (TN * 2), sc + static_cast<int64_t>(g0 + r) * N + stripe0 * 16, TN * 2, full, keep);
-        } else {
-          const int r = i - NS - M - srows;
-          bulk_copy(st + kW + TM * kXP + kS + r * 16, p.zeros + static_cast<int64_t>(g0 + r) * (N >> 3) + stripe0 * 2, 16, full,
-                    keep);
+    int ring = 0;  // stages issued so far: the ring slot and phase
+    for (int item = blockIdx.x; item < items; item += gridDim.x) {
+      const Item w = item_of(item);
+      const int stripe0 = w.stripe0;
+      for (int it = 0; it < w.nst; ++it, ++ring) {
+        const int slot = ring % P;
+        if (ring >= P) mbar_wait(empty0 + 8 * slot, ((ring / P) - 1) & 1);
+        const int c0 = w.cb + it * CH, nch = min(CH, w.ce - c0);
+        const int g0 = (c0 * 64) >> gs, g1 = ((c0 + nch) * 64 - 1) >> gs;
+        const int srows = g1 - g0 + 1;
+        const uint32_t full = full0 + 8 * slot, st = sbase + slot * kStage;
+        const uint32_t bytes = NS * nch * 512 + M * nch * 128 + srows * TN * 2 + (kZeros ? srows * 16 : 0);
+        if (lane == 0) mbar_expect_tx(full, bytes);
+        __syncwarp();
+        const int ncopy = NS + M + srows * (kZeros ? 2 : 1);
+        for (int i = lane; i < ncopy; i += 32) {
+          if (i < NS) {
+            bulk_copy(st + i * (CH * 512), qw + (static_cast<int64_t>(stripe0 + i) * C + c0) * 512, nch * 512, full, stream);
+          } else if (i < NS + M) {
+            const int tok = i - NS;
+            bulk_copy(st + kW + tok * kXP, x + static_cast<int64_t>(tok) * p.x_row_stride + c0 * 64, nch * 128, full, keep);
+          } else if (i < NS + M + srows) {
+            const int r = i - NS - M;
+            bulk_copy(st + kW + TM * kXP + r * (TN * 2), sc + static_cast<int64_t>(g0 + r) * N + stripe0 * 16, TN * 2, full, keep);
+          } else {
+            const int r = i - NS - M - srows;
+            bulk_copy(st + kW + TM * kXP + kS + r * 16, p.zeros + static_cast<int64_t>(g0 + r) * (N >> 3) + stripe0 * 2, 16, full,
+                      keep);
+          }
         }
       }
     }
@@ -219,171 +236,178 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
 
   // Consumer warps.
   const int g = lane >> 2, ci = lane & 3;
-  float acc[MT][NS][4];
-#pragma unroll
-  for (int t = 0; t < MT; ++t)
-#pragma unroll
-    for (int s = 0; s < NS; ++s)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) acc[t][s][r] = 0.f;
-
-  for (int it = 0; it < nst; ++it) {
-    const int slot = it % P;
-    mbar_wait(full0 + 8 * slot, (it / P) & 1);
-    const int c0 = cb + it * CH, nch = min(CH, ce - c0);
-    const int g0 = (c0 * 64) >> gs;
-    const uint32_t st = sbase + slot * kStage;
-#ifndef MATE_BULK_NOCOMPUTE  // (a lab switch: time the copy pipeline alone, wrong results)
-    for (int j = warp; j < nch; j += WC) {
-      const int srow = (((c0 + j) * 64 + ci * 16) >> gs) - g0;  // kPre: group 32 differs per ci
-      uint4 xb[MT][2];
-#pragma unroll
-      for (int t = 0; t < MT; ++t) {
-        const int tok = t * 8 + g;
-        if (tok < M) {
-          const uint32_t a = st + kW + tok * kXP + j * 128 + ci * 32;
-          asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];"
-                       : "=r"(xb[t][0].x), "=r"(xb[t][0].y), "=r"(xb[t][0].z), "=r"(xb[t][0].w)
-                       : "r"(a));
-          asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];"
-                       : "=r"(xb[t][1].x), "=r"(xb[t][1].y), "=r"(xb[t][1].z), "=r"(xb[t][1].w)
-                       : "r"(a + 16));
-        } else {
-          xb[t][0] = make_uint4(0, 0, 0, 0);
-          xb[t][1] = make_uint4(0, 0, 0, 0);
-        }
-      }
-#pragma unroll
-      for (int s = 0; s < NS; ++s) {
-        uint4 w;
-        asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];"
-                     : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
-                     : "r"(st + s * (CH * 512) + j * 512 + lane * 16));
-        const uint32_t sa = st + kW + TM * kXP + srow * (TN * 2) + (s * 16 + g) * 2;
-        unsigned short s0, s1;
-        asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s0) : "r"(sa));
-        asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s1) : "r"(sa + 16));
-        int z0 = 8, z1 = 8;
-        if constexpr (kZeros) {
-          uint32_t zw0, zw1;  // words 2s and 2s+1 of the row's 32 features: rows g and g+8
-          const uint32_t za = st + kW + TM * kXP + kS + srow * 16 + s * 8;
-          asm volatile("ld.shared.u32 %0, [%1];" : "=r"(zw0) : "r"(za));
-          asm volatile("ld.shared.u32 %0, [%1];" : "=r"(zw1) : "r"(za + 4));
-          z0 = (zw0 >> (4 * g)) & 0xF;
-          z1 = (zw1 >> (4 * g)) & 0xF;
-        }
-        const uint32_t words[4] = {w.x, w.y, w.z, w.w};
-        if constexpr (kPre) {
-          Deq<T> dq;
-          dq.set(*reinterpret_cast<const T*>(&s0), *reinterpret_cast<const T*>(&s1), z0, z1);
-#pragma unroll
-          for (int jj = 0; jj < 4; ++jj) {
-            uint32_t a[4];
-            dq(words[jj], a);
-#pragma unroll
-            for (int t = 0; t < MT; ++t) {
-              const uint4& u = xb[t][jj >> 1];
-              mma<T>(acc[t][s], a, (jj & 1) ? u.z : u.x, (jj & 1) ? u.w : u.y);
-            }
-          }
-        } else {
-          // Exact (q - z) into the MMA, this chunk's fp32 sums scaled once (the chunk is in one
-          // group): fewer instructions per weight than scaling each half2, and no fp16 rounding
-          // of (q - z) * s.
-          const Sub<T> sub(z0, z1);
-          float part[MT][4];
-#pragma unroll
-          for (int jj = 0; jj < 4; ++jj) {
-            uint32_t a[4];
-            sub(words[jj], a);
-#pragma unroll
-            for (int t = 0; t < MT; ++t) {
-              const uint4& u = xb[t][jj >> 1];
-              if (jj == 0) mma0<T>(part[t], a, u.x, u.y);
-              else mma<T>(part[t], a, (jj & 1) ? u.z : u.x, (jj & 1) ? u.w : u.y);
-            }
-          }
-          const float f0 = Num<T>::to_f(*reinterpret_cast<const T*>(&s0));
-          const float f1 = Num<T>::to_f(*reinterpret_cast<const T*>(&s1));
-#pragma unroll
-          for (int t = 0; t < MT; ++t) {
-            acc[t][s][0] = fmaf(f0, part[t][0], acc[t][s][0]);
-            acc[t][s][1] = fmaf(f0, part[t][1], acc[t][s][1]);
-            acc[t][s][2] = fmaf(f1, part[t][2], acc[t][s][2]);
-            acc[t][s][3] = fmaf(f1, part[t][3], acc[t][s][3]);
-          }
-        }
-      }
-    }
-#endif
-    __syncwarp();
-    if (lane == 0) mbar_arrive(empty0 + 8 * slot);
-  }
-
-  // Reduce the consumer warps' partials in warp order (named barrier: the producer has left).
-  constexpr int kPart = NS * MT * 32 * 4;
-#pragma unroll
-  for (int s = 0; s < NS; ++s)
+  T* __restrict__ out = static_cast<T*>(p.out);
+  const T* __restrict__ bias = static_cast<const T*>(p.bias);
+  int ring = 0;
+  for (int item = blockIdx.x; item < items; item += gridDim.x) {
+    const Item wk = item_of(item);
+    const int tile = wk.tile, z = wk.z, stripe0 = wk.stripe0;
+    float acc[MT][NS][4];
 #pragma unroll
     for (int t = 0; t < MT; ++t)
 #pragma unroll
-      for (int r = 0; r < 4; ++r) red[warp * kPart + ((s * MT + t) * 32 + lane) * 4 + r] = acc[t][s][r];
-  asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
+      for (int s = 0; s < NS; ++s)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) acc[t][s][r] = 0.f;
 
-  T* __restrict__ out = static_cast<T*>(p.out);
-  const T* __restrict__ bias = static_cast<const T*>(p.bias);
-  constexpr int kTile = TM * TN;
-  float* part = nullptr;
-  if constexpr (kSplit) {
-    part = static_cast<float*>(p.workspace) + (static_cast<int64_t>(tile) * S + z) * kTile;
-  }
-  float v_keep[(TM * TN + WC * 32 - 1) / (WC * 32)];
+    for (int it = 0; it < wk.nst; ++it, ++ring) {
+      const int slot = ring % P;
+      mbar_wait(full0 + 8 * slot, (ring / P) & 1);
+      const int c0 = wk.cb + it * CH, nch = min(CH, wk.ce - c0);
+      const int g0 = (c0 * 64) >> gs;
+      const uint32_t st = sbase + slot * kStage;
+#ifndef MATE_BULK_NOCOMPUTE  // (a lab switch: time the copy pipeline alone, wrong results)
+      for (int j = warp; j < nch; j += WC) {
+        const int srow = (((c0 + j) * 64 + ci * 16) >> gs) - g0;  // kPre: group 32 differs per ci
+        uint4 xb[MT][2];
 #pragma unroll
-  for (int i = 0; i < (kTile + WC * 32 - 1) / (WC * 32); ++i) {
-    const int idx = i * WC * 32 + threadIdx.x;
-    float v = 0.f;
-    if (idx < kTile) {
-      const int tok = idx / TN, row = idx % TN;  // consecutive threads -> consecutive features
-      const int s = row >> 4, r16 = row & 15;
-      const int t = tok >> 3, col = tok & 7;
-      const int off = ((s * MT + t) * 32 + (r16 & 7) * 4 + (col >> 1)) * 4 + (r16 >> 3) * 2 + (col & 1);
+        for (int t = 0; t < MT; ++t) {
+          const int tok = t * 8 + g;
+          if (tok < M) {
+            const uint32_t a = st + kW + tok * kXP + j * 128 + ci * 32;
+            asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];"
+                         : "=r"(xb[t][0].x), "=r"(xb[t][0].y), "=r"(xb[t][0].z), "=r"(xb[t][0].w)
+                         : "r"(a));
+            asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];"
+                         : "=r"(xb[t][1].x), "=r"(xb[t][1].y), "=r"(xb[t][1].z), "=r"(xb[t][1].w)
+                         : "r"(a + 16));
+          } else {
+            xb[t][0] = make_uint4(0, 0, 0, 0);
+            xb[t][1] = make_uint4(0, 0, 0, 0);
+          }
+        }
 #pragma unroll
-      for (int w = 0; w < WC; ++w) v += red[w * kPart + off];
-      if constexpr (kSplit) part[idx] = v;
+        for (int s = 0; s < NS; ++s) {
+          uint4 w;
+          asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];"
+                       : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
+                       : "r"(st + s * (CH * 512) + j * 512 + lane * 16));
+          const uint32_t sa = st + kW + TM * kXP + srow * (TN * 2) + (s * 16 + g) * 2;
+          unsigned short s0, s1;
+          asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s0) : "r"(sa));
+          asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s1) : "r"(sa + 16));
+          int z0 = 8, z1 = 8;
+          if constexpr (kZeros) {
+            uint32_t zw0, zw1;  // words 2s and 2s+1 of the row's 32 features: rows g and g+8
+            const uint32_t za = st + kW + TM * kXP + kS + srow * 16 + s * 8;
+            asm volatile("ld.shared.u32 %0, [%1];" : "=r"(zw0) : "r"(za));
+            asm volatile("ld.shared.u32 %0, [%1];" : "=r"(zw1) : "r"(za + 4));
+            z0 = (zw0 >> (4 * g)) & 0xF;
+            z1 = (zw1 >> (4 * g)) & 0xF;
+          }
+          const uint32_t words[4] = {w.x, w.y, w.z, w.w};
+          if constexpr (kPre) {
+            Deq<T> dq;
+            dq.set(*reinterpret_cast<const T*>(&s0), *reinterpret_cast<const T*>(&s1), z0, z1);
+#pragma unroll
+            for (int jj = 0; jj < 4; ++jj) {
+              uint32_t a[4];
+              dq(words[jj], a);
+#pragma unroll
+              for (int t = 0; t < MT; ++t) {
+                const uint4& u = xb[t][jj >> 1];
+                mma<T>(acc[t][s], a, (jj & 1) ? u.z : u.x, (jj & 1) ? u.w : u.y);
+              }
+            }
+          } else {
+            // Exact (q - z) into the MMA, this chunk's fp32 sums scaled once (the chunk is in one
+            // group): fewer instructions per weight than scaling each half2, and no fp16 rounding
+            // of (q - z) * s.
+            const Sub<T> sub(z0, z1);
+            float part[MT][4];
+#pragma unroll
+            for (int jj = 0; jj < 4; ++jj) {
+              uint32_t a[4];
+              sub(words[jj], a);
+#pragma unroll
+              for (int t = 0; t < MT; ++t) {
+                const uint4& u = xb[t][jj >> 1];
+                if (jj == 0) mma0<T>(part[t], a, u.x, u.y);
+                else mma<T>(part[t], a, (jj & 1) ? u.z : u.x, (jj & 1) ? u.w : u.y);
+              }
+            }
+            const float f0 = Num<T>::to_f(*reinterpret_cast<const T*>(&s0));
+            const float f1 = Num<T>::to_f(*reinterpret_cast<const T*>(&s1));
+#pragma unroll
+            for (int t = 0; t < MT; ++t) {
+              acc[t][s][0] = fmaf(f0, part[t][0], acc[t][s][0]);
+              acc[t][s][1] = fmaf(f0, part[t][1], acc[t][s][1]);
+              acc[t][s][2] = fmaf(f1, part[t][2], acc[t][s][2]);
+              acc[t][s][3] = fmaf(f1, part[t][3], acc[t][s][3]);
+            }
+          }
+        }
+      }
+#endif
+      __syncwarp();
+      if (lane == 0) mbar_arrive(empty0 + 8 * slot);
     }
-    v_keep[i] = v;
-  }
-  if constexpr (kSplit) {
-    int* tickets = reinterpret_cast<int*>(static_cast<float*>(p.workspace) + static_cast<int64_t>(gridDim.x) * gridDim.y * S * kTile);
-    __threadfence();
+
+    // Reduce the consumer warps' partials in warp order (named barrier: the producer takes no
+    // part); the first barrier keeps the previous item's readers of `red` ahead of these writes.
+    constexpr int kPart = NS * MT * 32 * 4;
     asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
-    __shared__ int last;
-    if (threadIdx.x == 0) last = (atomicAdd(tickets + tile, 1) == S - 1);
+#pragma unroll
+    for (int s = 0; s < NS; ++s)
+#pragma unroll
+      for (int t = 0; t < MT; ++t)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) red[warp * kPart + ((s * MT + t) * 32 + lane) * 4 + r] = acc[t][s][r];
     asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
-    if (!last) return;
-    __threadfence();
-    const float* all = static_cast<const float*>(p.workspace) + static_cast<int64_t>(tile) * S * kTile;
+
+    constexpr int kTile = TM * TN;
+    float* part = nullptr;
+    if constexpr (kSplit) {
+      part = static_cast<float*>(p.workspace) + (static_cast<int64_t>(tile) * S + z) * kTile;
+    }
+    float v_keep[(TM * TN + WC * 32 - 1) / (WC * 32)];
 #pragma unroll
     for (int i = 0; i < (kTile + WC * 32 - 1) / (WC * 32); ++i) {
       const int idx = i * WC * 32 + threadIdx.x;
       float v = 0.f;
-      if (idx < kTile)
-        for (int zz = 0; zz < S; ++zz) v += __ldcg(all + static_cast<int64_t>(zz) * kTile + idx);
+      if (idx < kTile) {
+        const int tok = idx / TN, row = idx % TN;  // consecutive threads -> consecutive features
+        const int s = row >> 4, r16 = row & 15;
+        const int t = tok >> 3, col = tok & 7;
+        const int off = ((s * MT + t) * 32 + (r16 & 7) * 4 + (col >> 1)) * 4 + (r16 >> 3) * 2 + (col & 1);
+#pragma unroll
+        for (int w = 0; w < WC; ++w) v += red[w * kPart + off];
+        if constexpr (kSplit) part[idx] = v;
+      }
       v_keep[i] = v;
     }
-    if (threadIdx.x == 0) tickets[tile] = 0;
-  }
+    if constexpr (kSplit) {
+      int* tickets = reinterpret_cast<int*>(static_cast<float*>(p.workspace) + static_cast<int64_t>(tiles) * S * kTile);
+      __threadfence();
+      asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
+      __shared__ int last;
+      if (threadIdx.x == 0) last = (atomicAdd(tickets + tile, 1) == S - 1);
+      asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
+      if (!last) continue;  // uniform over the consumers: all read `last` before the next write
+      __threadfence();
+      const float* all = static_cast<const float*>(p.workspace) + static_cast<int64_t>(tile) * S * kTile;
 #pragma unroll
-  for (int i = 0; i < (kTile + WC * 32 - 1) / (WC * 32); ++i) {
-    const int idx = i * WC * 32 + threadIdx.x;
-    const int tok = idx / TN, row = idx % TN;
-    if (idx < kTile && tok < M) {
-      const int n = stripe0 * 16 + row;
-      float v = v_keep[i];
-      if (bias != nullptr) v += Num<T>::to_f(bias[n]);
-      out[static_cast<int64_t>(tok) * N + n] = Num<T>::from_f(v);
+      for (int i = 0; i < (kTile + WC * 32 - 1) / (WC * 32); ++i) {
+        const int idx = i * WC * 32 + threadIdx.x;
+        float v = 0.f;
+        if (idx < kTile)
+          for (int zz = 0; zz < S; ++zz) v += __ldcg(all + static_cast<int64_t>(zz) * kTile + idx);
+        v_keep[i] = v;
+      }
+      if (threadIdx.x == 0) tickets[tile] = 0;
     }
-  }
+#pragma unroll
+    for (int i = 0; i < (kTile + WC * 32 - 1) / (WC * 32); ++i) {
+      const int idx = i * WC * 32 + threadIdx.x;
+      const int tok = idx / TN, row = idx % TN;
+      if (idx < kTile && tok < M) {
+        const int n = stripe0 * 16 + row;
+        float v = v_keep[i];
+        if (bias != nullptr) v += Num<T>::to_f(bias[n]);
+        out[static_cast<int64_t>(tok) * N + n] = Num<T>::from_f(v);
+      }
+    }
+  }  // items
 #else
   __trap();  // the planner never selects this family below sm_90
 #endif

@@ -22,7 +22,8 @@ struct GemmParams {
   // tickets on entry, left zeroed on exit. Null when the plan needs no workspace.
   void* workspace;
   int32_t total_warps;    // dec: warps sharing the flattened (stripe group, K chunk) units;
-                          // wg: m-tiles per band of the CTA raster (kernels/wg.cuh)
+                          // wg: m-tiles per band of the CTA raster (kernels/wg.cuh);
+                          // bulk: CTAs per tile splitting its K (kernels/bulk.cuh)
   int32_t max_seg;        // dec: partial slots per stripe group
 };
 

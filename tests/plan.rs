@@ -78,15 +78,17 @@ fn every_envelope_configuration_has_a_variant() {
                                 assert!(covered >= m && covered - m < v.tm as i64);
                             }
                             Family::Bulk => {
-                                // one CTA per 32-feature tile and split; every split gets a chunk
+                                // a persistent grid of at most one CTA per (tile, split) item and
+                                // two per SM; every split gets a chunk
                                 assert!(m <= v.tm as i64);
-                                assert_eq!(pl.grid[0] as i64 * v.tn as i64, n);
-                                let split = pl.grid[2] as i64;
+                                let split = pl.total_warps;
+                                assert!(pl.grid[0] as i64 <= (n / 32 * split).min(2 * 132) && pl.grid[0] >= 1);
+                                assert_eq!((pl.grid[1], pl.grid[2]), (1, 1));
                                 assert!(split >= 1 && split <= k / 64);
                                 assert_eq!(split > 1 || v.split, v.split);
                                 assert_eq!(v.pre, g == 32, "post-scale wherever the group allows it");
                                 if v.split {
-                                    let tiles = pl.grid[0] as i64;
+                                    let tiles = n / 32;
                                     assert!(pl.workspace_bytes >= tiles * split * (v.tm * v.tn) as i64 * 4 + tiles * 4);
                                 } else {
                                     assert_eq!(pl.workspace_bytes, 0);
@@ -303,10 +305,13 @@ fn bulk_routing_is_pinned() {
     assert_ne!(VARIANTS[plan(&act, &caps).unwrap().variant].family, Family::Bulk, "act order");
     let sm80 = Caps { wgmma: false, ..Caps::uniform(132, 2) };
     assert_ne!(VARIANTS[plan(&problem(1, 4096, 28672, 128, false, DType::F16), &sm80).unwrap().variant].family, Family::Bulk);
-    // The split: as many CTAs per tile as keep one wave of two per SM, each a whole stage deep.
-    assert_eq!(bulk_split(&problem(1, 4096, 4096, 128, false, DType::F16), 132, 1), 2); // 128 tiles
-    assert_eq!(bulk_split(&problem(1, 8192, 57344, 128, false, DType::F16), 132, 1), 1); // 1792 tiles
-    assert_eq!(bulk_split(&problem(1, 8960, 1536, 128, false, DType::F16), 132, 1), 5); // 48 tiles
-    assert_eq!(bulk_split(&problem(1, 1536, 1536, 128, false, DType::F16), 132, 1), 1); // K = 1.5 stages
-    assert_eq!(bulk_split(&problem(1, 4096, 4096, 128, false, DType::F16), 33, 1), 1); // 66 slots
+    // The split: least work on the busiest CTA of the persistent grid (two per SM), in tiles.
+    let split = |m, k, n, sms| bulk_split(&problem(m, k, n, 128, false, DType::F16), sms, 1);
+    assert_eq!(split(1, 4096, 4096, 132), 2); // 128 tiles: 256 items, one each
+    assert_eq!(split(1, 4096, 28672, 132), 2); // 896 tiles: 4 tiles on the busiest at 1, 3.5 at 2
+    assert_eq!(split(1, 8192, 57344, 132), 1); // 1792 tiles: 7 at 1, 6.8 (+0.2) at 5
+    assert_eq!(split(1, 8192, 10240, 132), 4); // 320 tiles: 2 at 1, 1.25 (+0.15) at 4
+    assert_eq!(split(1, 8960, 1536, 132), 4); // 48 tiles: 192 items, one each
+    assert_eq!(split(1, 1536, 1536, 132), 1); // K = 1.5 stages
+    assert_eq!(split(1, 4096, 4096, 33), 1); // 66 slots: 2 tiles on the busiest whatever the split
 }

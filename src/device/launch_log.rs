@@ -25,7 +25,8 @@ pub fn record(plan: &Plan) {
     // The split: dec's warps sharing the units, wg's CTAs along K (grid.z), 1 for whole-K families.
     let split = match v.family {
         Family::Dec => plan.total_warps,
-        Family::Wg | Family::Bulk => plan.grid[2] as i64,
+        Family::Wg => plan.grid[2] as i64,
+        Family::Bulk => plan.total_warps,
         Family::Dect | Family::Wmma => 1,
     };
     let line = format!(

@@ -259,17 +259,29 @@ pub fn prefer_bulk(p: &Problem, sms: i64) -> bool {
         && (weights > 2 * BULK_MIN_WEIGHTS || (weights >= BULK_MIN_WEIGHTS && !prefer_cta_tiles(p, sms)))
 }
 
-/// bulk: CTAs splitting one 32-feature tile's K. As many as keep every CTA in one wave of two
-/// resident CTAs per SM (the kernels are built for two; a second wave doubles the pipeline fill,
-/// measured 10.0 us against 7.4 whole-K on Llama-8B o), each split keeping one whole stage of K.
+/// bulk: CTAs per tile splitting its K, and the persistent grid. The kernel walks work items
+/// (tile, split) with at most two resident CTAs per SM (it is built for two) taking items
+/// round-robin, so the busiest CTA streams `ceil(items / ctas)` items of `1 / split` tile each.
+/// The split minimizes that (in tiles), plus 5 % of a tile per extra split for the partials and
+/// the ordered reduction; ties go to the smaller split. Each split keeps one whole stage of K.
 pub fn bulk_split(p: &Problem, sms: i64, tm: u32) -> i64 {
     if let Some(s) = BULK_SPLIT.get().and_then(|r| r.clone().ok()).flatten() {
         return s.clamp(1, p.k() / 64);
     }
     let tiles = (p.n() / 32).max(1);
     let ch = if tm == 1 { 16 } else { 8 };
-    let want = sms * BULK_CTAS_PER_SM / tiles;
-    want.clamp(1, (p.k() / 64 / ch).max(1))
+    let slots = (sms * BULK_CTAS_PER_SM).max(1);
+    let cost = |s: i64| {
+        let items = tiles * s;
+        let busiest = (items + slots - 1) / slots;
+        busiest as f64 / s as f64 + 0.05 * (s - 1) as f64
+    };
+    (1..=(p.k() / 64 / ch).max(1)).fold((1, f64::INFINITY), |b, s| if cost(s) < b.1 - 1e-9 { (s, cost(s)) } else { b }).0
+}
+
+/// bulk: CTAs of the persistent grid for `split` (at most two per SM, at most one per item).
+pub fn bulk_ctas(p: &Problem, sms: i64, split: i64) -> i64 {
+    ((p.n() / 32) * split).min(sms * BULK_CTAS_PER_SM).max(1)
 }
 
 /// bulk: resident CTAs per SM the kernels are built for (kernels/bulk.cuh bulk_min_blocks).
@@ -406,9 +418,10 @@ fn plan_uncached(p: &Problem, caps: &Caps, sms: i64, forced: Option<String>) -> 
         Family::Dect => ([tiles_n, 1, 1], 0, 0, 0),
         Family::Bulk => {
             let split = if v.split { bulk_split(p, sms, v.tm).max(2).min(p.k() / 64) } else { 1 };
-            // kernels/bulk.cuh: fp32 partial tiles [tile][split][tm * tn], then one ticket per tile.
+            // kernels/bulk.cuh: fp32 partial tiles [tile][split][tm * tn], then one ticket per tile;
+            // the split travels in total_warps, the grid is persistent.
             let ws = if v.split { (tiles_n * split * (v.tm * v.tn) as i64 * 4 + tiles_n * 4 + 255) / 256 * 256 } else { 0 };
-            ([tiles_n, 1, split], 0, 0, ws)
+            ([bulk_ctas(p, sms, split), 1, 1], split, 0, ws)
         }
         Family::Wmma => ([(p.m + v.tm as i64 - 1) / v.tm as i64, tiles_n, 1], 0, 0, 0),
         Family::Wg => {

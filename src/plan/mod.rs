@@ -259,24 +259,19 @@ pub fn prefer_bulk(p: &Problem, sms: i64) -> bool {
         && (weights > 2 * BULK_MIN_WEIGHTS || (weights >= BULK_MIN_WEIGHTS && !prefer_cta_tiles(p, sms)))
 }
 
-/// bulk: CTAs per tile splitting its K, and the persistent grid. The kernel walks work items
-/// (tile, split) with at most two resident CTAs per SM (it is built for two) taking items
-/// round-robin, so the busiest CTA streams `ceil(items / ctas)` items of `1 / split` tile each.
-/// The split minimizes that (in tiles), plus 5 % of a tile per extra split for the partials and
-/// the ordered reduction; ties go to the smaller split. Each split keeps one whole stage of K.
+/// bulk: CTAs per tile splitting its K. Only where the tiles alone cannot give every resident CTA
+/// slot (two per SM) an item: as many splits as keep all items in one round of the slots, each a
+/// whole stage of K deep. Where tiles outnumber the slots the persistent grid walks them whole:
+/// measured on the H200 (bench/NOTES.md, "bulk"), splitting further to balance the busiest CTA
+/// cost more in partials, reductions and pipeline restarts than it saved (Llama-8B gate_up 26 ->
+/// 37 us at split 2, qkv 7.8 -> 11.7 us at split 4).
 pub fn bulk_split(p: &Problem, sms: i64, tm: u32) -> i64 {
     if let Some(s) = BULK_SPLIT.get().and_then(|r| r.clone().ok()).flatten() {
         return s.clamp(1, p.k() / 64);
     }
     let tiles = (p.n() / 32).max(1);
     let ch = if tm == 1 { 16 } else { 8 };
-    let slots = (sms * BULK_CTAS_PER_SM).max(1);
-    let cost = |s: i64| {
-        let items = tiles * s;
-        let busiest = (items + slots - 1) / slots;
-        busiest as f64 / s as f64 + 0.05 * (s - 1) as f64
-    };
-    (1..=(p.k() / 64 / ch).max(1)).fold((1, f64::INFINITY), |b, s| if cost(s) < b.1 - 1e-9 { (s, cost(s)) } else { b }).0
+    (sms * BULK_CTAS_PER_SM / tiles).clamp(1, (p.k() / 64 / ch).max(1))
 }
 
 /// bulk: CTAs of the persistent grid for `split` (at most two per SM, at most one per item).

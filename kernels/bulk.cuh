@@ -1,17 +1,21 @@
-// Family "bulk": the Hopper decode kernel (M <= 16). The decode families before it kept the bytes in
-// flight in registers or per-lane cp.async rings and measured latency-bound at low occupancy (DRAM
-// at a third of peak, bench/NOTES.md). Here one producer warp per CTA streams each stage with bulk
-// copies (cp.async.bulk, the copy engine: one instruction per contiguous piece, completion counted
-// in bytes on an mbarrier), so P stages of weights are in flight per CTA at no register cost, and
-// WC consumer warps only read shared memory, dequantize (Deq<T>, scale before the MMA) and issue
-// mma.sync with the weights as A (frame v2's lane order is the A fragment, kernels/dec.cuh).
+// Family "bulk": the Hopper decode kernel (built for M = 1; the template also takes 8 or 16 tokens,
+// which measured slower than dect). The decode families before it kept the bytes in flight in
+// registers or per-lane cp.async rings and measured latency-bound at low occupancy (DRAM at a third
+// of peak, bench/NOTES.md). Here one producer warp per CTA streams each stage with bulk copies
+// (cp.async.bulk, the copy engine: one instruction per contiguous piece, completion counted in bytes
+// on an mbarrier), so P stages of weights are in flight per CTA at no register cost, and WC consumer
+// warps only read shared memory, dequantize and issue mma.sync with the weights as A (frame v2's
+// lane order is the A fragment, kernels/dec.cuh): exact (q - z) with the chunk's fp32 sums scaled
+// once (groups >= 64), or Deq<T> scaling before the MMA (kPre, group 32).
 //
-// Work: CTA = TN features (NS = TN/16 stripes of frame v2, each stripe's K chunks contiguous) x one
-// K range (grid.z splits K). A stage is CH chunks of 64 (chunks_per_stage): per stripe one copy of CH x 512 bytes,
-// per token one copy of its CH x 64 activations, and the stage's scale rows (and zero-point rows).
-// Consumer warp w takes chunks w, w + WC, ... of every stage; the warps' fp32 partials are reduced
-// in warp order in shared memory; with kSplit the CTAs of one tile store fp32 partials and the
-// last arriver sums them in split order (deterministic, no atomic adds), as the wg family does.
+// Work: an item is TN features (NS = TN/16 stripes of frame v2, each stripe's K chunks contiguous)
+// x one of S K ranges (S = p.total_warps with kSplit, else 1). The grid is persistent: CTA b takes
+// items b, b + gridDim.x, ... and its producer streams them back to back. A stage is CH chunks of 64
+// (chunks_per_stage): per stripe one copy of CH x 512 bytes, per token one copy of its CH x 64
+// activations, and the stage's scale rows (and zero-point rows). Consumer warp w takes chunks w,
+// w + WC, ... of every stage; the warps' fp32 partials are reduced in warp order in shared memory;
+// with kSplit the S items of one tile store fp32 partials and the last arriver sums them in split
+// order (deterministic, no atomic adds), as the wg family does.
 // Act order is not served here (x is copied in rows; a gather is not a bulk copy): the planner
 // sends act-order frames to the other decode families.
 #pragma once

@@ -2,7 +2,8 @@
 # Lab timing of the bulk-copy decode kernel (kernels/bulk.cuh) without rebuilding the library
 # (events around back-to-back launches; large shapes so the weights do not sit in L2):
 #   MATE_LIBRARY=$PWD/target/release/libmate.so bash bench/lab/bulk_lab.sh
-# Variant list: "name TM TN WC P"; smem = P * stage + 16 P + WC * TN/16 * ceil(TM/8) * 512.
+# Variant list: "name TM TN WC P" (WC consumer warps); smem = P * stage + 16 P + WC * TN/16 * ceil(TM/8) * 512.
+# The kernel is persistent: grid = min(tiles, 2 x 132 SMs), whole K (split 1).
 set -uo pipefail
 NVCC="${NVCC:-nvcc}"
 D="$(mktemp -d)"
@@ -29,7 +30,7 @@ for shape in $SHAPES; do
     smem=$(( pp * st + 16 * pp + wc * (tn / 16) * mt * 512 ))
     for M in ${MS:-1 $tm}; do
       [ "$M" -gt "$tm" ] && continue
-      echo -n "M=$M "; python3 bench/lab/run_cubin.py </dev/null "$D/b.cubin" $n --tm $tm --tn $tn --threads $(( (wc + 1) * 32 )) --smem $smem --K $K --N $N --M $M 2>&1 | grep -v cublas
+      echo -n "M=$M "; python3 bench/lab/run_cubin.py </dev/null "$D/b.cubin" $n --tm $tm --tn $tn --threads $(( (wc + 1) * 32 )) --smem $smem --K $K --N $N --M $M --grid $(( N / tn < 264 ? N / tn : 264 )) 2>&1 | grep -v cublas
     done
   done
 done

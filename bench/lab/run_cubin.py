@@ -42,6 +42,7 @@ def main():
     ap.add_argument("--N", type=int, default=28672)
     ap.add_argument("--M", type=int, default=4096)
     ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--grid", type=int, default=0, help="persistent kernels (bulk): grid.x, split in total_warps")
     a = ap.parse_args()
     torch.cuda.init()
     torch.zeros(1, device="cuda")
@@ -59,8 +60,12 @@ def main():
     out = torch.empty(M, N, device="cuda", dtype=torch.half)
     tiles = -(-M // a.tm) * -(-N // a.tn)
     ws = torch.zeros(tiles * a.split * a.tm * a.tn * 4 + tiles * 4 + 256, dtype=torch.uint8, device="cuda")
-    p = Params(x.data_ptr(), qw.data_ptr(), s.data_ptr(), None, None, None, out.data_ptr(), K, M, N, K, G, ws.data_ptr(), 0, 0)
-    grid = (-(-M // a.tm), -(-N // a.tn), a.split)
+    if a.grid:  # persistent: grid.x CTAs walk (tile, split) items; the split travels in total_warps
+        p = Params(x.data_ptr(), qw.data_ptr(), s.data_ptr(), None, None, None, out.data_ptr(), K, M, N, K, G, ws.data_ptr(), a.split, 0)
+        grid = (a.grid, 1, 1)
+    else:
+        p = Params(x.data_ptr(), qw.data_ptr(), s.data_ptr(), None, None, None, out.data_ptr(), K, M, N, K, G, ws.data_ptr(), 0, 0)
+        grid = (-(-M // a.tm), -(-N // a.tn), a.split)
     flops = 2 * M * N * K
     for sym in a.symbols.split(","):
         f = ctypes.c_void_p()

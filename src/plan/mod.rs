@@ -1,7 +1,8 @@
 //! The planner: which compiled variant serves a problem, with what grid, and how much workspace.
 //! Families are routed by M and size: on Hopper `Wg` (wgmma, token tile and K split from the cost
 //! model in [`cost`]) wherever [`prefer_wgmma`] says (M > 64, or M > 16 on layers of 2^23 weights
-//! or more); elsewhere, for M <= 64, the decode families (`Dect`, CTA tiles, where its CTAs fill the
+//! or more); on Hopper at M = 1 `Bulk` (bulk copies, persistent grid) wherever [`prefer_bulk`] says;
+//! elsewhere, for M <= 64, the decode families (`Dect`, CTA tiles, where its CTAs fill the
 //! SMs — [`prefer_cta_tiles`]; else `Dec`, persistent warps with an optional split); above 64 on
 //! devices without wgmma, `Wmma`. Tile and split are chosen against the SM count this launch really gets
 //! ([`resolve_sms`]).

@@ -34,14 +34,15 @@ pub struct Variant {
     /// CTA tile: tokens (M) and output features (N).
     pub tm: u32,
     pub tn: u32,
-    /// Warps per CTA (dec: warps splitting K).
+    /// Warps per CTA (dec: warps splitting K; bulk: consumers plus one producer warp).
     pub wk: u32,
-    /// dec: shared-memory ring stages per warp (p - 1 units in flight); wg: per CTA.
+    /// dec: shared-memory ring stages per warp (p - 1 units in flight); wg, bulk: per CTA.
     pub p: u32,
-    /// dec: warps may split a stripe group's K (partials in the workspace); wg: CTAs of grid.z
+    /// dec: warps may split a stripe group's K (partials in the workspace); bulk: items split a
+    /// tile's K (the split in total_warps); wg: CTAs of grid.z
     /// split a tile's K; false = whole K.
     pub split: bool,
-    /// dec: scale before the MMA (serves group 32); false = scale the fp32 group sums after it.
+    /// dec, bulk: scale before the MMA (serves group 32); false = scale the fp32 group sums after it.
     pub pre: bool,
 }
 

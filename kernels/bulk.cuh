@@ -247,12 +247,7 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
     const Item wk = item_of(item);
     const int tile = wk.tile, z = wk.z, stripe0 = wk.stripe0;
     float acc[MT][NS][4];
-#pragma unroll
-    for (int t = 0; t < MT; ++t)
-#pragma unroll
-      for (int s = 0; s < NS; ++s)
-#pragma unroll
-        for (int r = 0; r < 4; ++r) acc[t][s][r] = 0.f;
+    zero_frags(acc);
 
     for (int it = 0; it < wk.nst; ++it, ++ring) {
       const int slot = ring % P;
@@ -300,36 +295,31 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
             z1 = (zw1 >> (4 * g)) & 0xF;
           }
           const uint32_t words[4] = {w.x, w.y, w.z, w.w};
-          if constexpr (kPre) {
-            Deq<T> dq;
-            dq.set(*reinterpret_cast<const T*>(&s0), *reinterpret_cast<const T*>(&s1), z0, z1);
+          // The chunk's four MMA steps: deq turns a packed word into the A registers; with a fresh
+          // accumulator (std::true_type) the first step overwrites d(t) instead of adding to it.
+          auto steps = [&](const auto& deq, auto&& d, auto fresh) {
 #pragma unroll
             for (int jj = 0; jj < 4; ++jj) {
               uint32_t a[4];
-              dq(words[jj], a);
+              deq(words[jj], a);
 #pragma unroll
               for (int t = 0; t < MT; ++t) {
                 const uint4& u = xb[t][jj >> 1];
-                mma<T>(acc[t][s], a, (jj & 1) ? u.z : u.x, (jj & 1) ? u.w : u.y);
+                if (decltype(fresh)::value && jj == 0) mma0<T>(d(t), a, u.x, u.y);
+                else mma<T>(d(t), a, (jj & 1) ? u.z : u.x, (jj & 1) ? u.w : u.y);
               }
             }
+          };
+          if constexpr (kPre) {
+            Deq<T> dq;
+            dq.set(*reinterpret_cast<const T*>(&s0), *reinterpret_cast<const T*>(&s1), z0, z1);
+            steps(dq, [&](int t) -> float* { return acc[t][s]; }, std::false_type{});
           } else {
             // Exact (q - z) into the MMA, this chunk's fp32 sums scaled once (the chunk is in one
             // group): fewer instructions per weight than scaling each half2, and no fp16 rounding
             // of (q - z) * s.
-            const Sub<T> sub(z0, z1);
             float part[MT][4];
-#pragma unroll
-            for (int jj = 0; jj < 4; ++jj) {
-              uint32_t a[4];
-              sub(words[jj], a);
-#pragma unroll
-              for (int t = 0; t < MT; ++t) {
-                const uint4& u = xb[t][jj >> 1];
-                if (jj == 0) mma0<T>(part[t], a, u.x, u.y);
-                else mma<T>(part[t], a, (jj & 1) ? u.z : u.x, (jj & 1) ? u.w : u.y);
-              }
-            }
+            steps(Sub<T>(z0, z1), [&](int t) -> float* { return part[t]; }, std::true_type{});
             const float f0 = Num<T>::to_f(*reinterpret_cast<const T*>(&s0));
             const float f1 = Num<T>::to_f(*reinterpret_cast<const T*>(&s1));
 #pragma unroll
@@ -351,12 +341,7 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
     // part); the first barrier keeps the previous item's readers of `red` ahead of these writes.
     constexpr int kPart = NS * MT * 32 * 4;
     asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
-#pragma unroll
-    for (int s = 0; s < NS; ++s)
-#pragma unroll
-      for (int t = 0; t < MT; ++t)
-#pragma unroll
-        for (int r = 0; r < 4; ++r) red[warp * kPart + ((s * MT + t) * 32 + lane) * 4 + r] = acc[t][s][r];
+    store_frags(red + warp * kPart, lane, acc);
     asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
 
     constexpr int kTile = TM * TN;

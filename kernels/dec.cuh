@@ -153,6 +153,37 @@ __device__ __forceinline__ void mma<__nv_bfloat16>(float c[4], const uint32_t a[
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// Accumulator fragments of MT token tiles x NS stripes (mma.sync m16n8k16 D: lane (g, c) holds
+// rows g / g+8, tokens 2c / 2c+1), and their per-warp layout [NS][MT][32 lanes][4] in shared
+// memory for the in-CTA reductions of dect and bulk.
+template <int MT, int NS>
+__device__ __forceinline__ void zero_frags(float (&acc)[MT][NS][4]) {
+#pragma unroll
+  for (int t = 0; t < MT; ++t)
+#pragma unroll
+    for (int s = 0; s < NS; ++s)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) acc[t][s][r] = 0.f;
+}
+template <int MT, int NS>
+__device__ __forceinline__ void store_frags(float* part, int lane, const float (&acc)[MT][NS][4]) {
+#pragma unroll
+  for (int s = 0; s < NS; ++s)
+#pragma unroll
+    for (int t = 0; t < MT; ++t)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) part[((s * MT + t) * 32 + lane) * 4 + r] = acc[t][s][r];
+}
+// Offset in that layout of output feature `row` (of the NS * 16) and token `tok`.
+template <int MT>
+__device__ __forceinline__ int frag_offset(int row, int tok) {
+  const int s = row >> 4, r16 = row & 15;
+  const int t = tok >> 3, col = tok & 7;
+  const int ln = (r16 & 7) * 4 + (col >> 1);
+  const int reg = (r16 >> 3) * 2 + (col & 1);
+  return ((s * MT + t) * 32 + ln) * 4 + reg;
+}
+
 }  // namespace dec
 
 // Resident CTAs per SM the register allocation must allow (more warps hide the MMA and copy

@@ -33,12 +33,7 @@ __device__ __forceinline__ void dect_body(const GemmParams& p) {
   const unsigned short* __restrict__ sc = static_cast<const unsigned short*>(p.scales);
 
   float acc[MT][NS][4];
-#pragma unroll
-  for (int t = 0; t < MT; ++t)
-#pragma unroll
-    for (int s = 0; s < NS; ++s)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) acc[t][s][r] = 0.f;
+  zero_frags(acc);
 
   uint4 wbuf[P][NS];
   uint4 xbuf[P][MT][2];
@@ -131,12 +126,7 @@ __device__ __forceinline__ void dect_body(const GemmParams& p) {
   // Reduce the WK warps' partials in warp order.
   extern __shared__ float red[];  // [WK][NS][MT][32][4]
   constexpr int kPart = NS * MT * 32 * 4;
-#pragma unroll
-  for (int s = 0; s < NS; ++s)
-#pragma unroll
-    for (int t = 0; t < MT; ++t)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) red[warp * kPart + ((s * MT + t) * 32 + lane) * 4 + r] = acc[t][s][r];
+  store_frags(red + warp * kPart, lane, acc);
   __syncthreads();
 
   T* __restrict__ out = static_cast<T*>(p.out);

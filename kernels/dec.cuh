@@ -174,15 +174,6 @@ __device__ __forceinline__ void store_frags(float* part, int lane, const float (
 #pragma unroll
       for (int r = 0; r < 4; ++r) part[((s * MT + t) * 32 + lane) * 4 + r] = acc[t][s][r];
 }
-// Offset in that layout of output feature `row` (of the NS * 16) and token `tok`.
-template <int MT>
-__device__ __forceinline__ int frag_offset(int row, int tok) {
-  const int s = row >> 4, r16 = row & 15;
-  const int t = tok >> 3, col = tok & 7;
-  const int ln = (r16 & 7) * 4 + (col >> 1);
-  const int reg = (r16 >> 3) * 2 + (col & 1);
-  return ((s * MT + t) * 32 + ln) * 4 + reg;
-}
 
 }  // namespace dec
 

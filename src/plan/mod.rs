@@ -67,7 +67,7 @@ const DEC_MIN_UNITS_PER_WARP: i64 = 4;
 /// plans. Read once, at the first plan; a malformed value fails that call (and every later one)
 /// with a named error, never silently ignored.
 pub const DEC_WARPS_ENV: &str = "MATE_DEC_WARPS";
-static DEC_WARPS: OnceCell<std::result::Result<Option<i64>, String>> = OnceCell::new();
+static DEC_WARPS: EnvOverride = OnceCell::new();
 
 pub fn parse_dec_warps(value: Option<&str>) -> std::result::Result<Option<i64>, String> {
     match value {
@@ -79,33 +79,26 @@ pub fn parse_dec_warps(value: Option<&str>) -> std::result::Result<Option<i64>, 
     }
 }
 
-fn dec_warps_override() -> Result<Option<i64>> {
-    DEC_WARPS
-        .get_or_init(|| parse_dec_warps(std::env::var(DEC_WARPS_ENV).ok().as_deref()))
+type EnvOverride = OnceCell<std::result::Result<Option<i64>, String>>;
+
+/// A benchmark override read from `var` once (the first plan); errors name it as `arg`, and `what`
+/// says what the value sets.
+fn env_override(cell: &EnvOverride, var: &str, arg: &'static str, what: &str) -> Result<Option<i64>> {
+    cell.get_or_init(|| parse_dec_warps(std::env::var(var).ok().as_deref()))
         .clone()
-        .map_err(|v| {
-            arg_err(
-                "MATE_DEC_WARPS (environment)",
-                format!("{v:?}"),
-                "must be a positive integer (total warps of split decode plans), or unset",
-            )
-        })
+        .map_err(|v| arg_err(arg, format!("{v:?}"), format!("must be a positive integer ({what}), or unset")))
+}
+
+/// The value of an override already read by [`plan`] (None: unset).
+fn env_value(cell: &EnvOverride) -> Option<i64> {
+    cell.get().and_then(|r| r.clone().ok()).flatten()
 }
 
 /// Benchmark override of the bulk family's split: `MATE_BULK_SPLIT=<n>` makes every bulk plan
 /// split K over n CTAs per tile (clamped to the K chunks). Read once, at the first plan; a
 /// malformed value fails that call (and every later one) with a named error.
 pub const BULK_SPLIT_ENV: &str = "MATE_BULK_SPLIT";
-static BULK_SPLIT: OnceCell<std::result::Result<Option<i64>, String>> = OnceCell::new();
-
-fn bulk_split_override() -> Result<Option<i64>> {
-    BULK_SPLIT
-        .get_or_init(|| parse_dec_warps(std::env::var(BULK_SPLIT_ENV).ok().as_deref()))
-        .clone()
-        .map_err(|v| {
-            arg_err("MATE_BULK_SPLIT (environment)", format!("{v:?}"), "must be a positive integer (CTAs per tile of bulk plans), or unset")
-        })
-}
+static BULK_SPLIT: EnvOverride = OnceCell::new();
 
 /// What a plan depends on. Planning scans the variant table; the cache makes a repeated call a
 /// hash lookup under a read lock (shared by all threads and streams; plans are pure values).
@@ -221,7 +214,7 @@ fn dec_shape(v: &Variant, p: &Problem, sms: i64, occupancy: i32) -> (i64, i64, i
     let groups = p.n() / v.tn as i64;
     let units = groups * c;
     let slots = sms * occupancy.max(1) as i64 * v.wk as i64;
-    let env_warps = if v.split { DEC_WARPS.get().and_then(|r| r.clone().ok()).flatten() } else { None };
+    let env_warps = if v.split { env_value(&DEC_WARPS) } else { None };
     if let Some(w) = env_warps {
         let w = w.min(units);
         return (w, (w + v.wk as i64 - 1) / v.wk as i64, (units + w - 1) / w);
@@ -267,11 +260,11 @@ pub fn prefer_bulk(p: &Problem, sms: i64) -> bool {
 /// cost more in partials, reductions and pipeline restarts than it saved (Llama-8B gate_up 26 ->
 /// 37 us at split 2, qkv 7.8 -> 11.7 us at split 4).
 pub fn bulk_split(p: &Problem, sms: i64, tm: u32) -> i64 {
-    if let Some(s) = BULK_SPLIT.get().and_then(|r| r.clone().ok()).flatten() {
+    if let Some(s) = env_value(&BULK_SPLIT) {
         return s.clamp(1, p.k() / 64);
     }
     let tiles = (p.n() / 32).max(1);
-    let ch = if tm == 1 { 16 } else { 8 };
+    let ch = variants::bulk_chunks_per_stage(tm) as i64;
     (sms * BULK_CTAS_PER_SM / tiles).clamp(1, (p.k() / 64 / ch).max(1))
 }
 
@@ -345,8 +338,8 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
 }
 
 pub fn plan(p: &Problem, caps: &Caps) -> Result<Plan> {
-    dec_warps_override()?;
-    bulk_split_override()?;
+    env_override(&DEC_WARPS, DEC_WARPS_ENV, "MATE_DEC_WARPS (environment)", "total warps of split decode plans")?;
+    env_override(&BULK_SPLIT, BULK_SPLIT_ENV, "MATE_BULK_SPLIT (environment)", "CTAs per tile of bulk plans")?;
     let sms = resolve_sms(p.num_sms, caps.sm_count);
     let forced = FORCED.read().unwrap().clone();
     let key = PlanKey {

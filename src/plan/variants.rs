@@ -68,7 +68,7 @@ impl Variant {
             // kernels/bulk.cuh stage_bytes() per stage, 16 bytes of mbarriers per stage, and one
             // fp32 partial per consumer warp (wk - 1 of them).
             Family::Bulk => {
-                let ch = self.bulk_chunks_per_stage();
+                let ch = bulk_chunks_per_stage(self.tm);
                 let scale_rows = if self.pre { 2 * ch } else { ch };
                 let stage = (self.tn / 16) * ch * 512
                     + self.tm * (ch * 128 + 16)
@@ -78,13 +78,14 @@ impl Variant {
         }
     }
 
-    /// bulk: K chunks (of 64) per stage (kernels/bulk.cuh chunks_per_stage()).
-    pub fn bulk_chunks_per_stage(&self) -> u32 {
-        if self.tm == 1 {
-            16
-        } else {
-            8
-        }
+}
+
+/// bulk: K chunks (of 64) per stage for token tile `tm` (kernels/bulk.cuh chunks_per_stage()).
+pub fn bulk_chunks_per_stage(tm: u32) -> u32 {
+    if tm == 1 {
+        16
+    } else {
+        8
     }
 }
 

@@ -178,6 +178,26 @@ def test_forcing_a_variant_that_cannot_serve_is_named(forced):
         forced("mate_no_such_kernel")
 
 
+def forced_runs(forced, syms, x, fr):
+    """The output of each variant in `syms`, forced in turn, on (x, fr)."""
+    outs = []
+    for s_ in syms:
+        forced(s_)
+        outs.append(run_out(x, fr))
+    return outs
+
+
+def check_splits(forced, syms, x, fr, whole, dtype):
+    """Split variants reorder the fp32 sum: bit-identical across reruns for each SM count (the
+    split follows it), and close to the whole-K result."""
+    for s_ in syms:
+        forced(s_)
+        for sms in (7, 33, 132):
+            a = run_out(x, fr, num_sms=sms)
+            assert torch.equal(a, run_out(x, fr, num_sms=sms)), (s_, sms)
+            assert errors(a, whole.double())[0] < BOUND[dtype] / 4, (s_, sms)
+
+
 @pytest.mark.parametrize("dtype,sym", [(torch.float16, True), (torch.bfloat16, False)])
 def test_decode_variants_parity(dtype, sym, forced):
     """Whole-K decode variants accumulate each output over K in the same order whatever their
@@ -188,25 +208,15 @@ def test_decode_variants_parity(dtype, sym, forced):
     ck = random_gptq(4096, 6144, 128, sym, dtype, "cuda")
     fr = frame_from_gptq_v2(ck)
     x = torch.randn(7, 4096, device="cuda").to(dtype)
-    whole = []
-    for s_ in [v for v in VARIANTS if prefix in v and v.endswith("_whole")]:
-        forced(s_)
-        whole.append(run_out(x, fr))
+    whole = forced_runs(forced, [v for v in VARIANTS if prefix in v and v.endswith("_whole")], x, fr)
     assert len(whole) >= 2 and all(torch.equal(whole[0], o) for o in whole[1:])
-    tiles = []  # CTA-tiled variants split K over the same 8 warps in the same order
-    for s_ in [v for v in VARIANTS if f"_dect_{dt}_{'sym' if sym else 'zp'}_" in v]:
-        forced(s_)
-        tiles.append(run_out(x, fr))
+    # CTA-tiled variants split K over the same 8 warps in the same order
+    tiles = forced_runs(forced, [v for v in VARIANTS if f"_dect_{dt}_{'sym' if sym else 'zp'}_" in v], x, fr)
     assert len(tiles) >= 2 and all(torch.equal(tiles[0], o) for o in tiles[1:])
     # dect rounds each scaled weight to the activation dtype before the MMA (pre-scale); the
     # post-scale whole-K result does not: they differ by that rounding, within the dtype's bound.
     assert errors(tiles[0], whole[0].double())[0] < BOUND[dtype]
-    for s_ in [v for v in VARIANTS if prefix in v and v.endswith("_split")]:
-        forced(s_)
-        for sms in (7, 33, 132):
-            a = run_out(x, fr, num_sms=sms)
-            assert torch.equal(a, run_out(x, fr, num_sms=sms)), (s_, sms)
-            assert errors(a, whole[0].double())[0] < BOUND[dtype] / 4, (s_, sms)
+    check_splits(forced, [v for v in VARIANTS if prefix in v and v.endswith("_split")], x, fr, whole[0], dtype)
 
 
 @pytest.mark.parametrize("dtype,sym", [(torch.float16, True), (torch.bfloat16, False)])
@@ -218,19 +228,11 @@ def test_wg_variants_parity(dtype, sym, forced):
     ck = random_gptq(4096, 6144, 128, sym, dtype, "cuda")
     fr = frame_from_gptq_v2(ck)
     x = torch.randn(200, 4096, device="cuda").to(dtype)
-    whole = []
-    for s_ in [v for v in VARIANTS if prefix in v and v.endswith("_whole")]:
-        forced(s_)
-        whole.append(run_out(x, fr))
+    whole = forced_runs(forced, [v for v in VARIANTS if prefix in v and v.endswith("_whole")], x, fr)
     assert len(whole) >= 2 and all(torch.equal(whole[0], o) for o in whole[1:])
     total, col = errors(whole[0], reference(ck, x, None))
     assert total <= BOUND[dtype] and col <= 5 * BOUND[dtype]
-    for s_ in [v for v in VARIANTS if prefix in v and v.endswith("_split")]:
-        forced(s_)
-        for sms in (7, 33, 132):
-            a = run_out(x, fr, num_sms=sms)
-            assert torch.equal(a, run_out(x, fr, num_sms=sms)), (s_, sms)
-            assert errors(a, whole[0].double())[0] < BOUND[dtype] / 4, (s_, sms)
+    check_splits(forced, [v for v in VARIANTS if prefix in v and v.endswith("_split")], x, fr, whole[0], dtype)
 
 
 @pytest.mark.parametrize("dtype,sym,g", [(torch.float16, True, 128), (torch.bfloat16, False, 32), (torch.float16, False, -1)])
@@ -252,11 +254,7 @@ def test_bulk_variants_parity(dtype, sym, g, forced):
     total, col = errors(w, reference(ck, x, None))
     assert total <= BOUND[dtype] and col <= 5 * BOUND[dtype], (whole, total, col)
     (split,) = [v for v in mine if "_split" in v]
-    forced(split)
-    for sms in (7, 33, 132):
-        a = run_out(x, fr, num_sms=sms)
-        assert torch.equal(a, run_out(x, fr, num_sms=sms)), (split, sms)
-        assert errors(a, w.double())[0] < BOUND[dtype] / 4, (split, sms)
+    check_splits(forced, [split], x, fr, w, dtype)
 
 
 def test_split_workspace_explicit_reused_and_checked(forced):

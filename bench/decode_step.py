@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
@@ -161,23 +160,11 @@ def triton_cdiv(a, b):
     return -(-a // b)
 
 
-def capture(torch, fn):
-    """Eager warm-up on a side stream (module load, allocator), then one graph of `fn`."""
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        fn()
-    torch.cuda.current_stream().wait_stream(s)
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fn()
-    return g
-
-
 def time_interleaved(torch, graphs: dict, rounds=7, per_round=3, warmup=2):
     """Per-step microseconds for each graph: rounds of `per_round` replays each, arms in turn, the
     order reversed every other round."""
+    from bench.timing import replay_us, stats
+
     names = list(graphs)
     for n in names:
         for _ in range(warmup):
@@ -186,14 +173,8 @@ def time_interleaved(torch, graphs: dict, rounds=7, per_round=3, warmup=2):
     samples = {n: [] for n in names}
     for r in range(rounds):
         for n in names if r % 2 == 0 else names[::-1]:
-            for _ in range(per_round):
-                a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                a.record()
-                graphs[n].replay()
-                b.record()
-                b.synchronize()
-                samples[n].append(a.elapsed_time(b) * 1e3)
-    return {n: dict(median_us=statistics.median(v), min_us=min(v), max_us=max(v), samples=len(v)) for n, v in samples.items()}
+            samples[n] += replay_us(graphs[n], per_round, 0)
+    return {n: dict(stats(v), samples=len(v)) for n, v in samples.items()}
 
 
 def verdict(model, steps):
@@ -255,7 +236,9 @@ def main(argv=None):
             for a in bad:
                 failures.append(f"{name} M={M} {a}: failed its float64 check {checks[a]}")
                 print(f"   {name} M={M}: arm {a} FAILED its check: {checks[a]}", flush=True)
-            graphs = {a: capture(torch, fns[a]) for a in ARMS if a not in bad}
+            from bench.timing import capture
+
+            graphs = {a: capture([fns[a]]) for a in ARMS if a not in bad}
             steps = time_interleaved(torch, graphs, rounds=args.rounds)
             del graphs
             for a in bad:

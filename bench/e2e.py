@@ -156,9 +156,22 @@ class Decoder:
         return self.model(input_ids=self.ids, **kw).logits
 
 
+def wall_us(fn, replays, warmup):
+    """Wall-clock microseconds of each of `replays` calls of `fn` after `warmup` (the CPU path)."""
+    ts = []
+    for i in range(warmup + replays):
+        t0 = time.perf_counter()
+        fn()
+        if i >= warmup:
+            ts.append((time.perf_counter() - t0) * 1e6)
+    return ts
+
+
 def time_step(dec, position, replays, warmup, cuda):
     """Per-step seconds x 1e6 (graph replay between CUDA events on GPU; wall clock on CPU)."""
     import torch
+
+    from bench.timing import replay_us, stats
 
     def once():
         dec.set_position(position)
@@ -176,25 +189,11 @@ def time_step(dec, position, replays, warmup, cuda):
         dec.set_position(position)
         with torch.cuda.graph(g):
             dec.step()
-        ts = []
-        for i in range(warmup + replays):
-            dec.set_position(position)
-            a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            a.record()
-            g.replay()
-            b.record()
-            b.synchronize()
-            if i >= warmup:
-                ts.append(a.elapsed_time(b) * 1e3)
+        ts = replay_us(g, replays, warmup, before=lambda: dec.set_position(position))
         del g
     else:
-        ts = []
-        for i in range(warmup + replays):
-            t0 = time.perf_counter()
-            once()
-            if i >= warmup:
-                ts.append((time.perf_counter() - t0) * 1e6)
-    return {"median_us": statistics.median(ts), "min_us": min(ts), "max_us": max(ts), "replays": len(ts)}
+        ts = wall_us(once, replays, warmup)
+    return {**stats(ts), "replays": len(ts)}
 
 
 def arm(model, batch, args, device, dtype, cuda, prefill=True):
@@ -407,38 +406,13 @@ def main(argv=None):
 
 def time_graph(calls, replays, warmup, cuda):
     """Per-graph us of running every call once (graph replay between events on GPU)."""
-    import torch
+    from bench.timing import capture, replay_us, stats
 
-    if not cuda:
-        ts = []
-        for i in range(warmup + replays):
-            t0 = time.perf_counter()
-            for c in calls:
-                c()
-            if i >= warmup:
-                ts.append((time.perf_counter() - t0) * 1e6)
-        return {"median_us": statistics.median(ts), "min_us": min(ts), "max_us": max(ts)}
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
+    def every():
         for c in calls:
             c()
-    torch.cuda.current_stream().wait_stream(s)
-    torch.cuda.synchronize()
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for c in calls:
-            c()
-    ts = []
-    for i in range(warmup + replays):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        g.replay()
-        b.record()
-        b.synchronize()
-        if i >= warmup:
-            ts.append(a.elapsed_time(b) * 1e3)
-    return {"median_us": statistics.median(ts), "min_us": min(ts), "max_us": max(ts)}
+
+    return stats(replay_us(capture(calls), replays, warmup) if cuda else wall_us(every, replays, warmup))
 
 
 if __name__ == "__main__":

@@ -16,13 +16,18 @@ def copies_for(bytes_per_copy: int, factor: int = 10, cap: int = 512) -> int:
     return max(2, min(cap, -(-factor * L2_BYTES // max(1, bytes_per_copy))))
 
 
-def graph_time_us(calls, replays: int = 7, warmup: int = 2) -> dict:
-    """`calls` is a list of zero-arg callables, one per rotating copy; the graph runs each once.
-    Returns per-call microseconds: median, min, max over `replays` replays."""
+def stats(ts) -> dict:
+    """Median and spread of a list of microsecond samples."""
+    return {"median_us": statistics.median(ts), "min_us": min(ts), "max_us": max(ts)}
+
+
+def capture(calls) -> "torch.cuda.CUDAGraph":
+    """A graph running each zero-arg callable of `calls` once, after one eager warm-up pass on a
+    side stream (module load, allocator)."""
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
-        for c in calls:  # eager warm-up: module load, allocator
+        for c in calls:
             c()
     torch.cuda.current_stream().wait_stream(s)
     torch.cuda.synchronize()
@@ -30,15 +35,32 @@ def graph_time_us(calls, replays: int = 7, warmup: int = 2) -> dict:
     with torch.cuda.graph(g):
         for c in calls:
             c()
+    return g
+
+
+def replay_us(g, replays: int, warmup: int, before=None) -> list:
+    """Microseconds of each of `replays` replays of graph `g` between CUDA events, after `warmup`
+    untimed ones; `before` (optional) runs ahead of every replay, outside the timed span."""
     for _ in range(warmup):
+        if before is not None:
+            before()
         g.replay()
     torch.cuda.synchronize()
-    per_call = []
+    ts = []
     for _ in range(replays):
+        if before is not None:
+            before()
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record()
         g.replay()
         b.record()
         b.synchronize()
-        per_call.append(a.elapsed_time(b) * 1e3 / len(calls))
-    return {"median_us": statistics.median(per_call), "min_us": min(per_call), "max_us": max(per_call), "calls": len(calls)}
+        ts.append(a.elapsed_time(b) * 1e3)
+    return ts
+
+
+def graph_time_us(calls, replays: int = 7, warmup: int = 2) -> dict:
+    """`calls` is a list of zero-arg callables, one per rotating copy; the graph runs each once.
+    Returns per-call microseconds: median, min, max over `replays` replays."""
+    per_call = [t / len(calls) for t in replay_us(capture(calls), replays, warmup)]
+    return {**stats(per_call), "calls": len(calls)}

@@ -29,8 +29,8 @@ namespace bulk {
 // K chunks (of 64) per stage: 16 (8 KB per stripe) for one token, 8 where the staged activation
 // rows (8 or 16 per stage) would otherwise crowd the ring out of shared memory (measured:
 // bench/NOTES.md, "bulk").
-template <int TM>
-__host__ __device__ constexpr int chunks_per_stage() { return TM == 1 ? 16 : 8; }
+template <int TM, int TN>
+__host__ __device__ constexpr int chunks_per_stage() { return TM == 1 ? 16 : (TN >= 128 ? 4 : 8); }
 
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -125,16 +125,16 @@ __device__ __forceinline__ void mma0(float d[4], const uint32_t a[4], uint32_t b
 
 // Shared memory of one stage (bytes). Mirrored by Variant::dynamic_smem in src/plan/variants.rs.
 template <int TM, int TN>
-__host__ __device__ constexpr int w_bytes() { return (TN / 16) * chunks_per_stage<TM>() * 512; }
-template <int TM>
-__host__ __device__ constexpr int x_pitch() { return chunks_per_stage<TM>() * 128 + 16; }  // pad: banks
+__host__ __device__ constexpr int w_bytes() { return (TN / 16) * chunks_per_stage<TM, TN>() * 512; }
+template <int TM, int TN>
+__host__ __device__ constexpr int x_pitch() { return chunks_per_stage<TM, TN>() * 128 + 16; }  // pad: banks
 // Scale (and zero-point) rows per stage: group 32 (kPre) has two per chunk; groups >= 64 at most
 // one (a stage starts on a 64 boundary).
-template <int TM, bool kPre>
-__host__ __device__ constexpr int scale_rows() { return kPre ? 2 * chunks_per_stage<TM>() : chunks_per_stage<TM>(); }
+template <int TM, int TN, bool kPre>
+__host__ __device__ constexpr int scale_rows() { return (kPre ? 2 : 1) * chunks_per_stage<TM, TN>(); }
 template <int TM, int TN, bool kZeros, bool kPre>
 __host__ __device__ constexpr int stage_bytes() {
-  return w_bytes<TM, TN>() + TM * x_pitch<TM>() + scale_rows<TM, kPre>() * (TN * 2 + (kZeros ? 16 : 0));
+  return w_bytes<TM, TN>() + TM * x_pitch<TM, TN>() + scale_rows<TM, TN, kPre>() * (TN * 2 + (kZeros ? TN / 2 : 0));
 }
 
 }  // namespace bulk
@@ -143,20 +143,28 @@ template <int TM>
 constexpr int bulk_min_blocks = 2;
 
 // WK warps: WC = WK - 1 consumers, then the producer. Dynamic smem = P * stage_bytes + 16 * P
-// (barriers) + WC * (TN/16) * ceil(TM/8) * 512 (the reduction); Variant::dynamic_smem mirrors it.
+// (barriers) + WC * NSW * ceil(TM/8) * 512 (the reduction; NSW stripes per warp, below);
+// Variant::dynamic_smem mirrors it.
 template <typename T, bool kZeros, int TM, int TN, int WK, int P, bool kSplit, bool kPre>
 __device__ __forceinline__ void bulk_body(const GemmParams& p) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
   using namespace dec;
   using namespace bulk;
   constexpr int WC = WK - 1;
-  constexpr int CH = chunks_per_stage<TM>();
+  constexpr int CH = chunks_per_stage<TM, TN>();
   constexpr int MT = (TM + 7) / 8, NS = TN / 16;  // TM = 1: one activation row staged (M = 1 only)
-  static_assert((TM == 1 || TM == 8 || TM == 16) && (NS == 1 || NS == 2) && WC >= 1 && P >= 2, "bad bulk tile");
-  static_assert(!kZeros || NS == 2, "bulk: zero-point rows are copied 16 bytes (32 features) at a time");
+  // Two ways to share a stage among the consumer warps. Narrow tiles (NS <= 2 stripes, M = 1):
+  // warp w takes chunks w, w + WC, ... of every stripe and the warps' sums add up. Wide tiles
+  // (kOwn: NS == WC, M = 2-16): warp w owns stripe w and takes every chunk of it, so the staged
+  // activation rows (as many bytes per chunk as 2 MT stripes) serve 8 stripes, not 2: narrow
+  // tiles of 8/16 tokens lost to dect for that reason (bench/NOTES.md, "bulk").
+  constexpr bool kOwn = NS == WC;
+  constexpr int NSW = kOwn ? 1 : NS;  // stripes per warp
+  static_assert((TM == 1 || TM == 8 || TM == 16) && (NS == 1 || NS == 2 || kOwn) && WC >= 1 && P >= 2, "bad bulk tile");
+  static_assert(!kZeros || NS % 2 == 0, "bulk: zero-point rows are copied in 16-byte (32-feature) pieces");
   constexpr int kW = w_bytes<TM, TN>();
-  constexpr int kXP = x_pitch<TM>();
-  constexpr int kS = scale_rows<TM, kPre>() * TN * 2;
+  constexpr int kXP = x_pitch<TM, TN>();
+  constexpr int kS = scale_rows<TM, TN, kPre>() * TN * 2;
   constexpr int kStage = stage_bytes<TM, TN, kZeros, kPre>();
   extern __shared__ __align__(128) unsigned char smem[];
   const uint32_t sbase = smem_u32(smem);
@@ -214,7 +222,7 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
         const int g0 = (c0 * 64) >> gs, g1 = ((c0 + nch) * 64 - 1) >> gs;
         const int srows = g1 - g0 + 1;
         const uint32_t full = full0 + 8 * slot, st = sbase + slot * kStage;
-        const uint32_t bytes = NS * nch * 512 + M * nch * 128 + srows * TN * 2 + (kZeros ? srows * 16 : 0);
+        const uint32_t bytes = NS * nch * 512 + M * nch * 128 + srows * TN * 2 + (kZeros ? srows * (TN / 2) : 0);
         if (lane == 0) mbar_expect_tx(full, bytes);
         __syncwarp();
         const int ncopy = NS + M + srows * (kZeros ? 2 : 1);
@@ -229,7 +237,7 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
             bulk_copy(st + kW + TM * kXP + r * (TN * 2), sc + static_cast<int64_t>(g0 + r) * N + stripe0 * 16, TN * 2, full, keep);
           } else {
             const int r = i - NS - M - srows;
-            bulk_copy(st + kW + TM * kXP + kS + r * 16, p.zeros + static_cast<int64_t>(g0 + r) * (N >> 3) + stripe0 * 2, 16, full,
+            bulk_copy(st + kW + TM * kXP + kS + r * (TN / 2), p.zeros + static_cast<int64_t>(g0 + r) * (N >> 3) + stripe0 * 2, TN / 2, full,
                       keep);
           }
         }
@@ -246,7 +254,7 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
   for (int item = blockIdx.x; item < items; item += gridDim.x) {
     const Item wk = item_of(item);
     const int tile = wk.tile, z = wk.z, stripe0 = wk.stripe0;
-    float acc[MT][NS][4];
+    float acc[MT][NSW][4];
     zero_frags(acc);
 
     for (int it = 0; it < wk.nst; ++it, ++ring) {
@@ -256,7 +264,7 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
       const int g0 = (c0 * 64) >> gs;
       const uint32_t st = sbase + slot * kStage;
 #ifndef MATE_BULK_NOCOMPUTE  // (a lab switch: time the copy pipeline alone, wrong results)
-      for (int j = warp; j < nch; j += WC) {
+      for (int j = kOwn ? 0 : warp; j < nch; j += kOwn ? 1 : WC) {
         const int srow = (((c0 + j) * 64 + ci * 16) >> gs) - g0;  // kPre: group 32 differs per ci
         uint4 xb[MT][2];
 #pragma unroll
@@ -276,19 +284,20 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
           }
         }
 #pragma unroll
-        for (int s = 0; s < NS; ++s) {
+        for (int s = 0; s < NSW; ++s) {
+          const int sg = kOwn ? warp : s;  // the stripe within the tile
           uint4 w;
           asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];"
                        : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
-                       : "r"(st + s * (CH * 512) + j * 512 + lane * 16));
-          const uint32_t sa = st + kW + TM * kXP + srow * (TN * 2) + (s * 16 + g) * 2;
+                       : "r"(st + sg * (CH * 512) + j * 512 + lane * 16));
+          const uint32_t sa = st + kW + TM * kXP + srow * (TN * 2) + (sg * 16 + g) * 2;
           unsigned short s0, s1;
           asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s0) : "r"(sa));
           asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s1) : "r"(sa + 16));
           int z0 = 8, z1 = 8;
           if constexpr (kZeros) {
-            uint32_t zw0, zw1;  // words 2s and 2s+1 of the row's 32 features: rows g and g+8
-            const uint32_t za = st + kW + TM * kXP + kS + srow * 16 + s * 8;
+            uint32_t zw0, zw1;  // words 2sg and 2sg+1 of the row's TN features: rows g and g+8
+            const uint32_t za = st + kW + TM * kXP + kS + srow * (TN / 2) + sg * 8;
             asm volatile("ld.shared.u32 %0, [%1];" : "=r"(zw0) : "r"(za));
             asm volatile("ld.shared.u32 %0, [%1];" : "=r"(zw1) : "r"(za + 4));
             z0 = (zw0 >> (4 * g)) & 0xF;
@@ -339,7 +348,7 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
 
     // Reduce the consumer warps' partials in warp order (named barrier: the producer takes no
     // part); the first barrier keeps the previous item's readers of `red` ahead of these writes.
-    constexpr int kPart = NS * MT * 32 * 4;
+    constexpr int kPart = NSW * MT * 32 * 4;
     asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
     store_frags(red + warp * kPart, lane, acc);
     asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
@@ -358,9 +367,13 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
         const int tok = idx / TN, row = idx % TN;  // consecutive threads -> consecutive features
         const int s = row >> 4, r16 = row & 15;
         const int t = tok >> 3, col = tok & 7;
-        const int off = ((s * MT + t) * 32 + (r16 & 7) * 4 + (col >> 1)) * 4 + (r16 >> 3) * 2 + (col & 1);
+        const int frag = (t * 32 + (r16 & 7) * 4 + (col >> 1)) * 4 + (r16 >> 3) * 2 + (col & 1);
+        if constexpr (kOwn) {
+          v = red[s * kPart + frag];  // warp s owns stripe s
+        } else {
 #pragma unroll
-        for (int w = 0; w < WC; ++w) v += red[w * kPart + off];
+          for (int w = 0; w < WC; ++w) v += red[w * kPart + s * MT * 128 + frag];
+        }
         if constexpr (kSplit) part[idx] = v;
       }
       v_keep[i] = v;

@@ -4,7 +4,7 @@
 use mate::call::{Device, Problem};
 use mate::frame::{FrameMeta, GROUP_SIZES};
 use mate::plan::{
-    bulk_split, plan, prefer_bulk, prefer_cta_tiles, prefer_wgmma, resolve_sms, set_num_sms, Caps, Family, DEC_MAX_M, VARIANTS,
+    bulk_split, plan, prefer_bulk, BULK_CTAS_PER_SM, prefer_cta_tiles, prefer_wgmma, resolve_sms, set_num_sms, Caps, Family, DEC_MAX_M, VARIANTS,
 };
 use mate::tensor::DType;
 
@@ -82,13 +82,15 @@ fn every_envelope_configuration_has_a_variant() {
                                 // two per SM; every split gets a chunk
                                 assert!(m <= v.tm as i64);
                                 let split = pl.total_warps;
-                                assert!(pl.grid[0] as i64 <= (n / 32 * split).min(2 * 132) && pl.grid[0] >= 1);
+                                let tiles = n / v.tn as i64;
+                                assert!(pl.grid[0] as i64 <= (tiles * split).min(2 * 132) && pl.grid[0] >= 1);
+                                // the smallest token tile that holds M: 32 features at M = 1, 128 above
+                                assert_eq!((v.tm, v.tn), if m == 1 { (1, 32) } else if m <= 8 { (8, 128) } else { (16, 128) });
                                 assert_eq!((pl.grid[1], pl.grid[2]), (1, 1));
                                 assert!(split >= 1 && split <= k / 64);
                                 assert_eq!(split > 1 || v.split, v.split);
                                 assert_eq!(v.pre, g == 32, "post-scale wherever the group allows it");
                                 if v.split {
-                                    let tiles = n / 32;
                                     assert!(pl.workspace_bytes >= tiles * split * (v.tm * v.tn) as i64 * 4 + tiles * 4);
                                 } else {
                                     assert_eq!(pl.workspace_bytes, 0);
@@ -279,25 +281,27 @@ fn split_override_parses_or_names_the_rule() {
 
 #[test]
 fn bulk_routing_is_pinned() {
-    // Hopper, M = 1: the bulk-copy family on layers of > 2^24 weights, and from 2^23 where dect
-    // would not fill the SMs (measured, bench/NOTES.md "bulk"); Llama-8B o, the small Qwen2-1.5B
-    // qkv/o, M > 1 and act-order frames stay on dect/dec.
+    // Hopper: the bulk-copy family at M = 1 on layers of > 2^24 weights, and from 2^23 where dect
+    // would not fill the SMs (measured, bench/NOTES.md "bulk"); at M = 2-16 (128-feature tiles)
+    // on layers of > 2^24 weights (bench/NOTES.md "Session 4"). Llama-8B o, the small Qwen2-1.5B
+    // qkv/o, M > 16 and act-order frames stay on the other families.
     let caps = Caps::uniform(132, 2);
-    for (k, n, bulk) in [
-        (4096, 6144, true),
-        (4096, 4096, false),
-        (4096, 28672, true),
-        (14336, 4096, true),
-        (8192, 57344, true),
-        (28672, 8192, true),
-        (1536, 17920, true),
-        (8960, 1536, true),
-        (1536, 2048, false),
-        (1536, 1536, false),
+    for (k, n, m1, wide) in [
+        (4096, 6144, true, true),
+        (4096, 4096, false, false),
+        (4096, 28672, true, true),
+        (14336, 4096, true, true),
+        (8192, 57344, true, true),
+        (28672, 8192, true, true),
+        (1536, 17920, true, true),
+        (8960, 1536, true, false),
+        (1536, 2048, false, false),
+        (1536, 1536, false, false),
     ] {
-        for m in [1, 2, 16] {
+        for m in [1, 2, 8, 9, 16, 17] {
             let v = &VARIANTS[plan(&problem(m, k, n, 128, false, DType::F16), &caps).unwrap().variant];
-            assert_eq!(v.family == Family::Bulk, bulk && m == 1, "M={m} K={k} N={n}");
+            let want = if m == 1 { m1 } else { wide && m <= 16 };
+            assert_eq!(v.family == Family::Bulk, want, "M={m} K={k} N={n}");
         }
     }
     let mut act = problem(1, 4096, 28672, 128, false, DType::F16);
@@ -306,11 +310,28 @@ fn bulk_routing_is_pinned() {
     let sm80 = Caps { wgmma: false, ..Caps::uniform(132, 2) };
     assert_ne!(VARIANTS[plan(&problem(1, 4096, 28672, 128, false, DType::F16), &sm80).unwrap().variant].family, Family::Bulk);
     // The split: only to give every slot (two per SM) an item, each split a whole stage deep.
-    let split = |m, k, n, sms| bulk_split(&problem(m, k, n, 128, false, DType::F16), sms, 1);
+    let split = |m, k, n, sms| bulk_split(&problem(m, k, n, 128, false, DType::F16), sms, 1, 32);
     assert_eq!(split(1, 4096, 4096, 132), 2); // 128 tiles: 256 items
     assert_eq!(split(1, 4096, 28672, 132), 1); // 896 tiles walked whole by 264 CTAs
     assert_eq!(split(1, 8192, 10240, 132), 1); // 320 tiles
     assert_eq!(split(1, 8960, 1536, 132), 5); // 48 tiles: 240 items
     assert_eq!(split(1, 1536, 1536, 132), 1); // K = 1.5 stages
     assert_eq!(split(1, 4096, 4096, 33), 1); // 66 slots
+    // 128-feature tiles (M = 2-16): 4 chunks per stage
+    let wide = |k, n| bulk_split(&problem(16, k, n, 128, false, DType::F16), 132, 16, 128);
+    assert_eq!(wide(28672, 8192), 4); // 64 tiles: 256 items
+    assert_eq!(wide(8192, 57344), 1); // 448 tiles
+    assert_eq!(wide(4096, 6144), 5); // 48 tiles: 240 items
+    assert_eq!(wide(1536, 17920), 1); // 140 tiles
+}
+
+#[test]
+fn bulk_variants_fit_their_ctas_per_sm() {
+    // kernels/bulk.cuh is built for BULK_CTAS_PER_SM resident CTAs (bulk_min_blocks) and the
+    // planner sizes its persistent grid for them: each variant's shared memory must allow it on
+    // the H200 (228 KB per SM, 1 KB reserved per CTA, 128 bytes of static shared memory (ptxas -v)).
+    for v in VARIANTS.iter().filter(|v| v.family == Family::Bulk) {
+        let per_cta = v.dynamic_smem() as i64 + 1024 + 128;
+        assert!(per_cta * BULK_CTAS_PER_SM <= 228 * 1024, "{}: {} bytes per CTA", v.symbol, per_cta);
+    }
 }

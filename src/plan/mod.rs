@@ -235,8 +235,8 @@ pub fn prefer_cta_tiles(p: &Problem, sms: i64) -> bool {
     ctas >= sms || (2 * ctas >= sms && p.k() <= 8192)
 }
 
-/// Largest M the bulk-copy decode family serves (its token tile).
-pub const BULK_MAX_M: i64 = 1;
+/// Largest M the bulk-copy decode family serves (its largest token tile).
+pub const BULK_MAX_M: i64 = 16;
 /// Weights (K x N elements) from which the bulk family can win at M = 1 ([`prefer_bulk`]).
 pub const BULK_MIN_WEIGHTS: i64 = 1 << 23;
 
@@ -245,12 +245,14 @@ pub const BULK_MIN_WEIGHTS: i64 = 1 << 23;
 /// 2^24 weights (1.3-2x faster than dect on the Llama shapes), and from 2^23 where the CTA-tiled
 /// decode family would not fill the SMs (Qwen2-1.5B down: 6.9 vs 10.4 us); it loses where its
 /// CTAs are only a stage or two deep and dect fills the SMs (Llama-8B o, 7.1 vs 6.5 us; Qwen2-1.5B
-/// qkv/o). Its token tiles 8/16 lost to dect at M = 4-16, so they are not built. No act order.
+/// qkv/o). At M = 2-16 (128-feature tiles) it wins on layers of more than 2^24 weights (lab,
+/// bench/NOTES.md "Session 4"). No act order.
 pub fn prefer_bulk(p: &Problem, sms: i64) -> bool {
     let weights = p.k() * p.n();
+    let big = weights > 2 * BULK_MIN_WEIGHTS;
     p.m <= BULK_MAX_M
         && !p.meta.has_perm
-        && (weights > 2 * BULK_MIN_WEIGHTS || (weights >= BULK_MIN_WEIGHTS && !prefer_cta_tiles(p, sms)))
+        && (big || (p.m == 1 && weights >= BULK_MIN_WEIGHTS && !prefer_cta_tiles(p, sms)))
 }
 
 /// bulk: CTAs per tile splitting its K. Only where the tiles alone cannot give every resident CTA
@@ -259,22 +261,23 @@ pub fn prefer_bulk(p: &Problem, sms: i64) -> bool {
 /// measured on the H200 (bench/NOTES.md, "bulk"), splitting further to balance the busiest CTA
 /// cost more in partials, reductions and pipeline restarts than it saved (Llama-8B gate_up 26 ->
 /// 37 us at split 2, qkv 7.8 -> 11.7 us at split 4).
-pub fn bulk_split(p: &Problem, sms: i64, tm: u32) -> i64 {
+pub fn bulk_split(p: &Problem, sms: i64, tm: u32, tn: u32) -> i64 {
     if let Some(s) = env_value(&BULK_SPLIT) {
         return s.clamp(1, p.k() / 64);
     }
-    let tiles = (p.n() / 32).max(1);
-    let ch = variants::bulk_chunks_per_stage(tm) as i64;
+    let tiles = (p.n() / tn as i64).max(1);
+    let ch = variants::bulk_chunks_per_stage(tm, tn) as i64;
     (sms * BULK_CTAS_PER_SM / tiles).clamp(1, (p.k() / 64 / ch).max(1))
 }
 
 /// bulk: CTAs of the persistent grid for `split` (at most two per SM, at most one per item).
-pub fn bulk_ctas(p: &Problem, sms: i64, split: i64) -> i64 {
-    ((p.n() / 32) * split).min(sms * BULK_CTAS_PER_SM).max(1)
+pub fn bulk_ctas(p: &Problem, sms: i64, split: i64, tn: u32) -> i64 {
+    ((p.n() / tn as i64) * split).min(sms * BULK_CTAS_PER_SM).max(1)
 }
 
-/// bulk: resident CTAs per SM the kernels are built for (kernels/bulk.cuh bulk_min_blocks).
-const BULK_CTAS_PER_SM: i64 = 2;
+/// bulk: resident CTAs per SM the kernels are built for (kernels/bulk.cuh bulk_min_blocks; every
+/// bulk variant's shared memory allows it: tests/plan.rs).
+pub const BULK_CTAS_PER_SM: i64 = 2;
 
 /// Largest M the decode families keep on Hopper whatever the shape.
 pub const WG_MIN_M: i64 = 17;
@@ -301,9 +304,10 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
         // The smallest token tile that holds M; post-scale where the group allows it; the split
         // instantiation only where the plan splits.
         let bulk = candidates.clone().filter(|(_, v)| v.family == Family::Bulk);
-        if let Some(tm) = bulk.clone().map(|(_, v)| v.tm).min() {
-            let split = bulk_split(p, sms, tm) > 1;
-            let best = bulk.filter(|(_, v)| v.tm == tm && v.split == split).min_by_key(|(_, v)| v.pre);
+        if let Some((_, t)) = bulk.clone().min_by_key(|(_, v)| v.tm) {
+            let (tm, tn) = (t.tm, t.tn);
+            let split = bulk_split(p, sms, tm, tn) > 1;
+            let best = bulk.filter(|(_, v)| v.tm == tm && v.tn == tn && v.split == split).min_by_key(|(_, v)| v.pre);
             if let Some((i, _)) = best {
                 return Some(i);
             }
@@ -406,11 +410,11 @@ fn plan_uncached(p: &Problem, caps: &Caps, sms: i64, forced: Option<String>) -> 
         }
         Family::Dect => ([tiles_n, 1, 1], 0, 0, 0),
         Family::Bulk => {
-            let split = if v.split { bulk_split(p, sms, v.tm).max(2).min(p.k() / 64) } else { 1 };
+            let split = if v.split { bulk_split(p, sms, v.tm, v.tn).max(2).min(p.k() / 64) } else { 1 };
             // kernels/bulk.cuh: fp32 partial tiles [tile][split][tm * tn], then one ticket per tile;
             // the split travels in total_warps, the grid is persistent.
             let ws = if v.split { (tiles_n * split * (v.tm * v.tn) as i64 * 4 + tiles_n * 4 + 255) / 256 * 256 } else { 0 };
-            ([bulk_ctas(p, sms, split), 1, 1], split, 0, ws)
+            ([bulk_ctas(p, sms, split, v.tn), 1, 1], split, 0, ws)
         }
         Family::Wmma => ([(p.m + v.tm as i64 - 1) / v.tm as i64, tiles_n, 1], 0, 0, 0),
         Family::Wg => {

@@ -66,24 +66,36 @@ impl Variant {
             // kernels/wg.cuh wg_stage_bytes() per ring stage, plus slack to align to 1024 bytes.
             Family::Wg => self.p * (self.tm * 128 + (self.wk * (512 + 4 * 16 + 16)).div_ceil(1024) * 1024) + 1024,
             // kernels/bulk.cuh stage_bytes() per stage, 16 bytes of mbarriers per stage, and one
-            // fp32 partial per consumer warp (wk - 1 of them).
+            // fp32 partial per consumer warp (wk - 1 of them) of the stripes it owns.
             Family::Bulk => {
-                let ch = bulk_chunks_per_stage(self.tm);
+                let ch = bulk_chunks_per_stage(self.tm, self.tn);
                 let scale_rows = if self.pre { 2 * ch } else { ch };
                 let stage = (self.tn / 16) * ch * 512
                     + self.tm * (ch * 128 + 16)
-                    + scale_rows * (self.tn * 2 + if self.zeros { 16 } else { 0 });
-                self.p * (stage + 16) + (self.wk - 1) * (self.tn / 16) * self.tm.div_ceil(8) * 512
+                    + scale_rows * (self.tn * 2 + if self.zeros { self.tn / 2 } else { 0 });
+                self.p * (stage + 16) + (self.wk - 1) * self.bulk_stripes_per_warp() * self.tm.div_ceil(8) * 512
             }
         }
     }
 
+    /// bulk: stripes (16 features) each consumer warp accumulates: one where the warps own the
+    /// tile's stripes (wide tiles, tn / 16 == consumers), else every stripe of the tile
+    /// (kernels/bulk.cuh kOwn / NSW).
+    pub fn bulk_stripes_per_warp(&self) -> u32 {
+        if self.tn / 16 == self.wk - 1 {
+            1
+        } else {
+            self.tn / 16
+        }
+    }
 }
 
-/// bulk: K chunks (of 64) per stage for token tile `tm` (kernels/bulk.cuh chunks_per_stage()).
-pub fn bulk_chunks_per_stage(tm: u32) -> u32 {
+/// bulk: K chunks (of 64) per stage for tile `tm` x `tn` (kernels/bulk.cuh chunks_per_stage()).
+pub fn bulk_chunks_per_stage(tm: u32, tn: u32) -> u32 {
     if tm == 1 {
         16
+    } else if tn >= 128 {
+        4
     } else {
         8
     }

@@ -155,7 +155,8 @@ def test_every_variant_forced(sym, forced):
     sym_cfg = "_sym" in sym
     forced(sym)
     act0 = "_bulk_" not in sym
-    for (K, N), g, act in (((384, 320 if "_n32" not in sym else 384), 64, act0), ((1536, 2048), 128, False)):
+    # bulk tiles are 32 or 128 features wide (N % 128 == 0); the other families get N = 320
+    for (K, N), g, act in (((384, 320 if "_bulk_" not in sym else 384), 64, act0), ((1536, 2048), 128, False)):
         for M in _m_values(sym):
             ck = random_gptq(K, N, g, sym_cfg, dtype, "cuda", desc_act=act)
             fr = frame_from_gptq_v2(ck)
@@ -235,18 +236,20 @@ def test_wg_variants_parity(dtype, sym, forced):
     check_splits(forced, [v for v in VARIANTS if prefix in v and v.endswith("_split")], x, fr, whole[0], dtype)
 
 
+@pytest.mark.parametrize("tile,M", [("_m1_n32_", 1), ("_m8_n128_", 5), ("_m16_n128_", 16)])
 @pytest.mark.parametrize("dtype,sym,g", [(torch.float16, True, 128), (torch.bfloat16, False, 32), (torch.float16, False, -1)])
-def test_bulk_variants_parity(dtype, sym, g, forced):
-    """bulk family (M = 1): the whole-K variant matches the float64 reference with a partial last
-    stage (K = 4224 is 66 chunks, 16 per stage) and per-channel groups that are not a power of two;
-    split variants are bit-identical across reruns for each SM count (the split follows it) and
-    close to whole K."""
+def test_bulk_variants_parity(dtype, sym, g, tile, M, forced):
+    """bulk family, each tile (M = 1: 32 features, 16 chunks per stage; M = 2-16: 128 features,
+    4 chunks per stage): the whole-K variant matches the float64 reference with a partial last
+    stage (K = 4224 is 66 chunks) and per-channel groups that are not a power of two; split
+    variants are bit-identical across reruns for each SM count (the split follows it) and close to
+    whole K."""
     dt = "bf16" if dtype == torch.bfloat16 else "f16"
-    prefix = f"_bulk_{dt}_{'sym' if sym else 'zp'}_"
+    prefix = f"_bulk_{dt}_{'sym' if sym else 'zp'}{tile}"
     pre = g == 32
     ck = random_gptq(4224, 2048, g, sym, dtype, "cuda")
     fr = frame_from_gptq_v2(ck)
-    x = torch.randn(1, 4224, device="cuda").to(dtype)
+    x = torch.randn(M, 4224, device="cuda").to(dtype)
     mine = [v for v in VARIANTS if prefix in v and v.endswith("_pre") == pre]
     (whole,) = [v for v in mine if "_whole" in v]
     forced(whole)

@@ -211,6 +211,12 @@ fn decode_family_routing_is_pinned() {
             assert_eq!(VARIANTS[pl.variant].family, family, "M={m} K={k} N={n}");
         }
     }
+    // dect's feature tile on Llama-8B o (N / 32 = 128 CTAs, just short of 132 SMs): 16 features
+    // up to 8 tokens, 32 at 16 tokens (measured 8.4 vs 11.8 us, bench/NOTES.md "Session 4").
+    for (m, tn) in [(1, 16), (8, 16), (16, 32)] {
+        let v = &VARIANTS[plan(&problem(m, 4096, 4096, 128, false, DType::F16), &caps).unwrap().variant];
+        assert_eq!((v.family, v.tn), (Family::Dect, tn), "M={m}");
+    }
 }
 
 #[test]

@@ -314,12 +314,14 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
         }
     }
     if prefer_cta_tiles(p, sms) {
-        // The smallest token tile that holds M; 32 features per CTA when that still gives every
-        // SM a CTA (the activation loads are shared across more stripes), else 16.
-        let best = candidates
-            .clone()
-            .filter(|(_, v)| v.family == Family::Dect)
-            .min_by_key(|(_, v)| (v.tm, if p.n() / v.tn as i64 >= sms { 0 } else { 1 }, std::cmp::Reverse(v.tn)));
+        // The smallest token tile that holds M; 32 features per CTA (the activation loads are
+        // shared across more stripes) when that still gives every SM a CTA or the tile holds 16
+        // tokens, else 16. Measured at M = 16 (results/2026-11-29-decode-wide-sweep.json): 32
+        // features 8.4 vs 11.8 us on Llama-8B o (128 CTAs on 132 SMs), equal on Qwen2-1.5B qkv.
+        let best = candidates.clone().filter(|(_, v)| v.family == Family::Dect).min_by_key(|(_, v)| {
+            let wide_ok = p.n() / v.tn as i64 >= sms || v.tm >= 16;
+            (v.tm, if wide_ok { 0 } else { 1 }, std::cmp::Reverse(v.tn))
+        });
         if let Some((i, _)) = best {
             return Some(i);
         }

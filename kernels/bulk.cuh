@@ -32,6 +32,15 @@ namespace bulk {
 template <int TM, int TN>
 __host__ __device__ constexpr int chunks_per_stage() { return TM == 1 ? 16 : (TN >= 128 ? 4 : 8); }
 
+// Stripes each consumer warp covers (see bulk_body): all of a narrow tile's; of a wide tile's
+// (one per warp or more) as measured (bench/NOTES.md "Session 4"). Mirrored by
+// Variant::bulk_stripes_per_warp in src/plan/variants.rs.
+#ifndef MATE_BULK_WIDE_NSW  // (a lab switch)
+#define MATE_BULK_WIDE_NSW 1
+#endif
+template <int TM, int TN, int WC>
+__host__ __device__ constexpr int stripes_per_warp() { return TN / 16 <= 2 ? TN / 16 : MATE_BULK_WIDE_NSW; }
+
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
 }
@@ -153,14 +162,15 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
   constexpr int WC = WK - 1;
   constexpr int CH = chunks_per_stage<TM, TN>();
   constexpr int MT = (TM + 7) / 8, NS = TN / 16;  // TM = 1: one activation row staged (M = 1 only)
-  // Two ways to share a stage among the consumer warps. Narrow tiles (NS <= 2 stripes, M = 1):
-  // warp w takes chunks w, w + WC, ... of every stripe and the warps' sums add up. Wide tiles
-  // (kOwn: NS == WC, M = 2-16): warp w owns stripe w and takes every chunk of it, so the staged
-  // activation rows (as many bytes per chunk as 2 MT stripes) serve 8 stripes, not 2: narrow
-  // tiles of 8/16 tokens lost to dect for that reason (bench/NOTES.md, "bulk").
-  constexpr bool kOwn = NS == WC;
-  constexpr int NSW = kOwn ? 1 : NS;  // stripes per warp
-  static_assert((TM == 1 || TM == 8 || TM == 16) && (NS == 1 || NS == 2 || kOwn) && WC >= 1 && P >= 2, "bad bulk tile");
+  // How the consumer warps share a stage: warp w covers the NSW stripes of stripe block w % NB and
+  // takes chunks w / NB, w / NB + PH, ... of the stage; the PH warps of one block add their sums
+  // in warp order. Narrow tiles (M = 1, NS <= 2): one block, every warp a chunk phase. Wide tiles
+  // (M = 2-16): the staged activation rows (as many bytes per chunk as 2 MT stripes) serve all
+  // of a warp's stripes at once, so warps cover whole stripes (narrow tiles of 8/16 tokens lost
+  // to dect for that reason, bench/NOTES.md "bulk").
+  constexpr int NSW = stripes_per_warp<TM, TN, WC>();
+  constexpr int NB = NS / NSW, PH = WC / NB;
+  static_assert((TM == 1 || TM == 8 || TM == 16) && NB * NSW == NS && NB * PH == WC && P >= 2, "bad bulk tile");
   static_assert(!kZeros || NS % 2 == 0, "bulk: zero-point rows are copied in 16-byte (32-feature) pieces");
   constexpr int kW = w_bytes<TM, TN>();
   constexpr int kXP = x_pitch<TM, TN>();
@@ -264,7 +274,7 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
       const int g0 = (c0 * 64) >> gs;
       const uint32_t st = sbase + slot * kStage;
 #ifndef MATE_BULK_NOCOMPUTE  // (a lab switch: time the copy pipeline alone, wrong results)
-      for (int j = kOwn ? 0 : warp; j < nch; j += kOwn ? 1 : WC) {
+      for (int j = warp / NB; j < nch; j += PH) {
         const int srow = (((c0 + j) * 64 + ci * 16) >> gs) - g0;  // kPre: group 32 differs per ci
         uint4 xb[MT][2];
 #pragma unroll
@@ -285,7 +295,7 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
         }
 #pragma unroll
         for (int s = 0; s < NSW; ++s) {
-          const int sg = kOwn ? warp : s;  // the stripe within the tile
+          const int sg = (warp % NB) * NSW + s;  // the stripe within the tile
           uint4 w;
           asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];"
                        : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
@@ -346,11 +356,21 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
       if (lane == 0) mbar_arrive(empty0 + 8 * slot);
     }
 
-    // Reduce the consumer warps' partials in warp order (named barrier: the producer takes no
-    // part); the first barrier keeps the previous item's readers of `red` ahead of these writes.
+    // Reduce each stripe block's PH partials in phase order (named barrier: the producer takes
+    // no part; the first keeps the previous item's readers of `red` ahead of these writes).
+    // Phases 1.. store theirs, phase 0 adds them to its own and leaves the block's sum in copy 0:
+    // `red` holds max(PH - 1, 1) copies of the tile (Variant::dynamic_smem), not PH.
     constexpr int kPart = NSW * MT * 32 * 4;
+    const int sb = warp % NB, ph = warp / NB;
     asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
-    store_frags(red + warp * kPart, lane, acc);
+    if (PH == 1 || ph > 0) store_frags(red + ((PH == 1 ? 0 : ph - 1) * NB + sb) * kPart, lane, acc);
+    if constexpr (PH > 1) {
+      asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
+      if (ph == 0) {
+        for (int c = 0; c < PH - 1; ++c) add_frags(acc, red + (c * NB + sb) * kPart, lane);
+        store_frags(red + sb * kPart, lane, acc);
+      }
+    }
     asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
 
     constexpr int kTile = TM * TN;
@@ -366,14 +386,10 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
       if (idx < kTile) {
         const int tok = idx / TN, row = idx % TN;  // consecutive threads -> consecutive features
         const int s = row >> 4, r16 = row & 15;
+        const int blk = static_cast<unsigned>(s) / NSW, sw = static_cast<unsigned>(s) % NSW;  // block, stripe in it
         const int t = tok >> 3, col = tok & 7;
         const int frag = (t * 32 + (r16 & 7) * 4 + (col >> 1)) * 4 + (r16 >> 3) * 2 + (col & 1);
-        if constexpr (kOwn) {
-          v = red[s * kPart + frag];  // warp s owns stripe s
-        } else {
-#pragma unroll
-          for (int w = 0; w < WC; ++w) v += red[w * kPart + s * MT * 128 + frag];
-        }
+        v = red[blk * kPart + sw * MT * 128 + frag];
         if constexpr (kSplit) part[idx] = v;
       }
       v_keep[i] = v;

@@ -175,6 +175,16 @@ __device__ __forceinline__ void store_frags(float* part, int lane, const float (
       for (int r = 0; r < 4; ++r) part[((s * MT + t) * 32 + lane) * 4 + r] = acc[t][s][r];
 }
 
+template <int MT, int NS>
+__device__ __forceinline__ void add_frags(float (&acc)[MT][NS][4], const float* part, int lane) {
+#pragma unroll
+  for (int s = 0; s < NS; ++s)
+#pragma unroll
+    for (int t = 0; t < MT; ++t)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) acc[t][s][r] += part[((s * MT + t) * 32 + lane) * 4 + r];
+}
+
 }  // namespace dec
 
 // Resident CTAs per SM the register allocation must allow (more warps hide the MMA and copy

@@ -65,30 +65,36 @@ impl Variant {
             Family::Wmma => 0,
             // kernels/wg.cuh wg_stage_bytes() per ring stage, plus slack to align to 1024 bytes.
             Family::Wg => self.p * (self.tm * 128 + (self.wk * (512 + 4 * 16 + 16)).div_ceil(1024) * 1024) + 1024,
-            // kernels/bulk.cuh stage_bytes() per stage, 16 bytes of mbarriers per stage, and one
-            // fp32 partial per consumer warp (wk - 1 of them) of the stripes it owns.
+            // kernels/bulk.cuh stage_bytes() per stage, 16 bytes of mbarriers per stage, and the
+            // reduction: max(PH - 1, 1) fp32 copies of the tile's fragments (PH warps per stripe
+            // block add their partials in phase order).
             Family::Bulk => {
                 let ch = bulk_chunks_per_stage(self.tm, self.tn);
                 let scale_rows = if self.pre { 2 * ch } else { ch };
                 let stage = (self.tn / 16) * ch * 512
                     + self.tm * (ch * 128 + 16)
                     + scale_rows * (self.tn * 2 + if self.zeros { self.tn / 2 } else { 0 });
-                self.p * (stage + 16) + (self.wk - 1) * self.bulk_stripes_per_warp() * self.tm.div_ceil(8) * 512
+                let ns = self.tn / 16;
+                let phases = (self.wk - 1) / (ns / self.bulk_stripes_per_warp());
+                self.p * (stage + 16) + phases.saturating_sub(1).max(1) * ns * self.tm.div_ceil(8) * 512
             }
         }
     }
 
-    /// bulk: stripes (16 features) each consumer warp accumulates: one where the warps own the
-    /// tile's stripes (wide tiles, tn / 16 == consumers), else every stripe of the tile
-    /// (kernels/bulk.cuh kOwn / NSW).
+    /// bulk: stripes (16 features) each consumer warp covers: every stripe of a narrow tile (tn
+    /// <= 32), BULK_WIDE_STRIPES_PER_WARP of a wide one (kernels/bulk.cuh stripes_per_warp()).
     pub fn bulk_stripes_per_warp(&self) -> u32 {
-        if self.tn / 16 == self.wk - 1 {
-            1
-        } else {
+        if self.tn / 16 <= 2 {
             self.tn / 16
+        } else {
+            BULK_WIDE_STRIPES_PER_WARP
         }
     }
 }
+
+/// bulk: stripes per consumer warp of the 128-feature tiles (kernels/bulk.cuh
+/// MATE_BULK_WIDE_NSW; measured, bench/NOTES.md "Session 4").
+pub const BULK_WIDE_STRIPES_PER_WARP: u32 = 1;
 
 /// bulk: K chunks (of 64) per stage for tile `tm` x `tn` (kernels/bulk.cuh chunks_per_stage()).
 pub fn bulk_chunks_per_stage(tm: u32, tn: u32) -> u32 {

@@ -151,6 +151,11 @@ std::vector<std::string> variant_names() {
   return out;
 }
 
+void force_wg_x(std::optional<std::string> path) {
+  const std::string s = path.value_or("");
+  call_rust([&] { mate::ffi::force_wg_x(rust::Str(s.data(), s.size())); });
+}
+
 std::vector<std::string> launch_log(bool enable) {
   std::vector<std::string> out;
   for (const auto& r : mate::ffi::launch_log(enable)) out.emplace_back(std::string(r));
@@ -182,6 +187,9 @@ TORCH_LIBRARY(mate, m) {
   // Debug hook: _launch_log(True) starts recording launches, _launch_log(False) stops; each call
   // returns the records since the previous one ("kernel=... grid=x,y,z ... sms=... split=...").
   m.def("_launch_log(bool enable) -> str[]", &launch_log);
+  // Test-only: force the wg family's x path ("cp_async": the per-thread fallback; "tma"; None: the
+  // rule in src/device/tma.rs), so a test can run the fallback that no validated call needs today.
+  m.def("_force_wg_x(str? path) -> ()", &force_wg_x);
 }
 
 TORCH_LIBRARY_IMPL(mate, CPU, m) {

@@ -7,9 +7,12 @@
 // CTA: WK warps = WK/4 warpgroups (the variants use 2), TN = 16 WK features (64 per warpgroup; in
 // a last tile past N the idle warpgroups compute on zero-filled weights and store nothing), TM
 // tokens (wgmma n). A ring of P shared-memory stages, each one 64-deep K chunk: the x tile, the WK
-// weight blocks, the scales and zero points of the chunk's groups, all filled with cp.async by
-// every thread. P - 2 stages are in flight while one is consumed and one may still be read by the
-// previous chunk's wgmma. The output tile leaves through shared memory in 16-byte row pieces.
+// weight blocks, the scales and zero points of the chunk's groups. The weights, scales and zero
+// points are filled with cp.async by every thread; the x tile by one 2-D tensor copy (TMA) issued
+// by one thread and completing on the slot's mbarrier, where the launcher could describe x with a
+// tensor map (src/device/tma.rs), else by every thread's cp.async as well (act order: a gather).
+// P - 2 stages are in flight while one is consumed and one may still be read by the previous
+// chunk's wgmma. The output tile leaves through shared memory in 16-byte row pieces.
 //
 // wgmma reads its register operand asynchronously and ptxas does not protect it: writing the
 // next chunk's A registers while a wgmma is in flight gave wrong results (bench/NOTES.md, "wg").
@@ -73,15 +76,55 @@ __device__ __forceinline__ void cp16(uint32_t dst, const void* src, int src_byte
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(src_bytes));
 }
 
-template <bool B>
-struct PermTag {
-  static constexpr bool value = B;
+// How a chunk's x tile reaches shared memory. Chosen once per launch, outside the K loop: the
+// main loop is instantiated once per mode, so no chunk pays a branch on it.
+enum class XMode { kCpAsync, kTma, kGather };
+template <XMode M>
+struct XTag {
+  static constexpr XMode value = M;
 };
+
+// The family's second kernel parameter (kernels/mate_kernels.cu; src/device/tma.rs WgXArg mirrors
+// it): x's tensor map, encoded per launch (x's address changes every call), and whether the
+// launcher could encode one. The flag rides beside the map rather than in GemmParams so the decode
+// families' parameter block stays 96 bytes (24 extra bytes cost 2.6 % on small kernels), and the
+// one struct carries both halves of one decision.
+struct alignas(64) XArg {
+  unsigned long long map[16];  // CUtensorMap (cuda.h): 128 bytes, 64-byte aligned; unset when tma == 0
+  int32_t tma;                 // 1: x tiles by TMA through map; 0: per-thread cp.async (or act order)
+};
+static_assert(sizeof(XArg) == 192 && alignof(XArg) == 64, "XArg layout must match src/device/tma.rs");
+
+__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+}
+// The retry loop stays inside the asm, the form of bulk.cuh's wait and CUTLASS's barrier wait
+// ahead of their .aligned instructions (and of the lab run that checked this path).
+__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+  asm volatile(
+      "{\n .reg .pred p;\n"
+      "WG_XBAR_WAIT: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      " @!p bra WG_XBAR_WAIT;\n}" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+// One box of the map (64 k x TM rows, 128-byte swizzle: the layout desc_sw128 reads and the
+// cp.async path writes by hand) to `dst`, counted on `bar`. Rows past M arrive as zeros (the map's
+// OOB fill), so a last m-tile needs no special case.
+__device__ __forceinline__ void tma_x(uint32_t dst, const XArg& xa, int k0, int m0, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(&xa.map[0])), "r"(k0), "r"(m0), "r"(bar)
+      : "memory");
+}
 
 }  // namespace wg
 
 template <typename T, bool kZeros, int TM, int TN, int WK, int P, bool kSplit, bool kPre>
-__device__ __forceinline__ void wg_body(const GemmParams& p) {
+__device__ __forceinline__ void wg_body(const GemmParams& p, const wg::XArg& xa) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using namespace wg;
   using dec::Deq;
@@ -96,6 +139,9 @@ __device__ __forceinline__ void wg_body(const GemmParams& p) {
 
   extern __shared__ unsigned char smem_raw[];
   const uint32_t smem0 = (static_cast<uint32_t>(__cvta_generic_to_shared(smem_raw)) + 1023u) & ~1023u;
+  // TMA mode: one mbarrier per ring slot (arrival count 1: the issuing thread's expect_tx).
+  __shared__ __align__(8) unsigned long long xbar[P];
+  const uint32_t xbar0 = static_cast<uint32_t>(__cvta_generic_to_shared(xbar));
 
   const int tid = threadIdx.x;
   const int lane = tid & 31, warp = tid >> 5;
@@ -159,11 +205,17 @@ __device__ __forceinline__ void wg_body(const GemmParams& p) {
   const bool sz_in = s_thread ? s_n < p.N : z_w < (p.N >> 3);
   const uint32_t sz_dst = s_thread ? kS + sz_half * TN * 2 + s_col * 16 : kZ + sz_half * (TN / 2) + s_col * 16;
 
-  auto load = [&](int slot, int ch, auto perm_tag) {
-    constexpr bool kPerm = decltype(perm_tag)::value;
+  auto load = [&](int slot, int ch, auto mode_tag) {
+    constexpr XMode kMode = decltype(mode_tag)::value;
     const uint32_t st = smem0 + slot * kStage;
     const int k0 = ch << 6;
-    if constexpr (!kPerm) {
+    if constexpr (kMode == XMode::kTma) {
+      if (tid == 0) {  // expect before the copy: the phase cannot complete before its bytes land
+        const uint32_t bar = xbar0 + 8 * slot;
+        mbar_expect_tx(bar, TM * 128);  // the whole box, zero-filled rows included
+        tma_x(st, xa, k0, m0, bar);
+      }
+    } else if constexpr (kMode == XMode::kCpAsync) {
       const T* src = x_src + k0;
 #pragma unroll
       for (int i = 0; i < XP; ++i) {
@@ -208,23 +260,40 @@ __device__ __forceinline__ void wg_body(const GemmParams& p) {
   const int b = warp;                      // this warp's weight block (stripe) in the tile
   const uint32_t sel = (ci & 1) ? 0x7351u : 0x6240u;
 
-  // The act-order gather is its own copy of the loop (no per-copy branch on perm).
-  auto mainloop = [&](auto perm_tag) {
+  // Each x mode is its own copy of the loop (no per-chunk branch on the mode).
+  auto mainloop = [&](auto mode_tag) {
+  constexpr XMode kMode = decltype(mode_tag)::value;
   const int nch = c_end - c_begin;
+  if constexpr (kMode == XMode::kTma) {
+    if (tid == 0) {
+#pragma unroll
+      for (int i = 0; i < P; ++i) mbar_init(xbar0 + 8 * i, 1);
+      // make the initialized barriers visible to the async proxy (the TMA's complete_tx)
+      asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    __syncthreads();
+  }
 #pragma unroll
   for (int i = 0; i < P - 2; ++i) {
-    if (i < nch) load(i, c_begin + i, perm_tag);
+    if (i < nch) load(i, c_begin + i, mode_tag);
     cp_async_commit();
   }
   // One chunk: copies for chunk it + P - 2; shared-memory reads of chunk it's weights and scales;
   // wait for chunk it - 1's wgmma (they read `cur` asynchronously: see the rule below); dequantize
   // chunk it into `cur`; issue its four wgmma. The other warpgroup overlaps this one's wait.
-  auto chunk = [&](int it, int slot, int lslot, uint32_t (&cur)[4][4], auto perm_tag) {
+  //
+  // TMA mode: slot s's mbarrier completes one phase per use, so chunk `it` waits for parity
+  // `phase` = (it / P) & 1. A thread cannot fall a whole phase behind: the slot is refilled only
+  // after the __syncthreads of chunk it + 2, which every thread reaches after its wait in chunk it.
+  // The refill overwrites what chunk it - 2's wgmma read (async proxy after async proxy), ordered
+  // by the wgmma wait before that same __syncthreads.
+  auto chunk = [&](int it, int slot, int lslot, uint32_t phase, uint32_t (&cur)[4][4], auto mode_tag) {
     asm volatile("cp.async.wait_group %0;" ::"n"(P - 3));
-    // cp.async writes through the generic proxy; wgmma reads through the async proxy.
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-    __syncthreads();  // stage it landed; every warp is past chunk it-2's wgmma
-    if (it + P - 2 < nch) load(lslot, c_begin + it + P - 2, perm_tag);
+    // cp.async (and the gather's st.shared) write x through the generic proxy; wgmma reads it
+    // through the async proxy. A TMA-written x tile is already in the async proxy.
+    if constexpr (kMode != XMode::kTma) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncthreads();  // stage it landed (TMA mode: its weights and scales); every warp is past chunk it-2's wgmma
+    if (it + P - 2 < nch) load(lslot, c_begin + it + P - 2, mode_tag);
     cp_async_commit();
 
     const uint32_t st = smem0 + slot * kStage;
@@ -260,20 +329,30 @@ __device__ __forceinline__ void wg_body(const GemmParams& p) {
         dq.set(*reinterpret_cast<const T*>(&sv[h][0]), *reinterpret_cast<const T*>(&sv[h][1]), zv[h][0], zv[h][1]);
       dq(w[j], cur[j]);
     }
+    // Only the wgmma reads the x tile: wait for it as late as possible (behind the dequantization).
+    if constexpr (kMode == XMode::kTma) mbar_wait(xbar0 + 8 * slot, phase);
     fence();
 #pragma unroll
     for (int j = 0; j < 4; ++j) Wgmma<T, TM>::run(acc, cur[j], desc_sw128(st + j * 32), (it > 0 || j > 0) ? 1 : 0);
     commit();
   };
   uint32_t a0[4][4];
-  // ring slots of the chunk consumed (it % P) and of the chunk loaded ((it + P - 2) % P)
+  // ring slots of the chunk consumed (it % P) and of the chunk loaded ((it + P - 2) % P); the
+  // consumed slot's mbarrier parity flips each lap of the ring
+  uint32_t phase = 0;
   for (int it = 0, slot = 0, lslot = P - 2; it < nch; ++it) {
-    chunk(it, slot, lslot, a0, perm_tag);
-    slot = slot + 1 == P ? 0 : slot + 1;
+    chunk(it, slot, lslot, phase, a0, mode_tag);
+    if (++slot == P) {
+      slot = 0;
+      phase ^= 1u;
+    }
     lslot = lslot + 1 == P ? 0 : lslot + 1;
   }
   };
-  if (p.perm == nullptr) mainloop(PermTag<false>{}); else mainloop(PermTag<true>{});
+  // The launcher sets xa.tma only for calls without act order (src/device/tma.rs); perm decides first.
+  if (p.perm != nullptr) mainloop(XTag<XMode::kGather>{});
+  else if (xa.tma != 0) mainloop(XTag<XMode::kTma>{});
+  else mainloop(XTag<XMode::kCpAsync>{});
   wait0();
   asm volatile("cp.async.wait_all;" ::: "memory");
 

@@ -75,6 +75,8 @@ pub mod bridge {
         fn variant_names() -> Vec<String>;
         /// Test-only: turn launch recording on/off; returns the records since the last call.
         fn launch_log(enable: bool) -> Vec<String>;
+        /// Test-only: force the wg family's x path ("cp_async" or "tma"; "" restores the rule).
+        fn force_wg_x(path: &str) -> Result<()>;
     }
 }
 
@@ -134,6 +136,10 @@ fn set_num_sms(has: bool, n: i64) -> Result<(), String> {
 
 fn force_variant(symbol: &str) -> Result<(), String> {
     guarded(|| crate::plan::force_variant((!symbol.is_empty()).then_some(symbol)))
+}
+
+fn force_wg_x(path: &str) -> Result<(), String> {
+    guarded(|| crate::device::tma::force_x_path((!path.is_empty()).then_some(path)))
 }
 
 fn launch_log(enable: bool) -> Vec<String> {

@@ -44,7 +44,29 @@ pub struct Driver {
     pub cuGetErrorString: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
     pub cuOccupancyMaxActiveBlocksPerMultiprocessor: unsafe extern "C" fn(*mut c_int, CuFunction, c_int, usize) -> CuResult,
     pub cuFuncSetAttribute: unsafe extern "C" fn(CuFunction, c_int, c_int) -> CuResult,
+    /// The wg family's x tensor map (src/device/tma.rs). Optional: a driver older than CUDA 12 has
+    /// no TMA and serves wg through its cp.async x path instead of failing to load at all.
+    pub cuTensorMapEncodeTiled: Option<CuTensorMapEncodeTiled>,
 }
+
+/// `CUresult cuTensorMapEncodeTiled(CUtensorMap* tensorMap, CUtensorMapDataType, cuuint32_t rank,
+/// void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides (rank - 1,
+/// bytes), const cuuint32_t* boxDim, const cuuint32_t* elementStrides, CUtensorMapInterleave,
+/// CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill)`; the enums are C ints.
+pub type CuTensorMapEncodeTiled = unsafe extern "C" fn(
+    *mut c_void,
+    c_uint,
+    c_uint,
+    *mut c_void,
+    *const u64,
+    *const u64,
+    *const u32,
+    *const u32,
+    c_uint,
+    c_uint,
+    c_uint,
+    c_uint,
+) -> CuResult;
 
 pub const CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: c_int = 8;
 
@@ -84,6 +106,7 @@ fn load() -> std::result::Result<Driver, String> {
             cuGetErrorString: sym(lib, "cuGetErrorString")?,
             cuOccupancyMaxActiveBlocksPerMultiprocessor: sym(lib, "cuOccupancyMaxActiveBlocksPerMultiprocessor")?,
             cuFuncSetAttribute: sym(lib, "cuFuncSetAttribute")?,
+            cuTensorMapEncodeTiled: sym(lib, "cuTensorMapEncodeTiled").ok(),
         };
         let rc = (d.cuInit)(0);
         if rc != 0 {

@@ -1,7 +1,10 @@
 //! Debug hook: records each kernel launch (test-only op `torch.ops.mate._launch_log`), so tests
 //! can check what the launcher really passed — the kernel, its grid, and the SM count and split
-//! the plan was sized for. Off by default; when off a launch pays one relaxed atomic load.
+//! the plan was sized for, and for wg how x reached shared memory (`x=tma`, `x=gather`, or
+//! `x=cp_async:<reason>` when TMA could not describe x: src/device/tma.rs). Off by default; when
+//! off a launch pays one relaxed atomic load.
 
+use super::tma::XPath;
 use crate::plan::{Family, Plan, VARIANTS};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
@@ -16,8 +19,9 @@ pub fn swap(enable: bool) -> Vec<String> {
     std::mem::take(&mut *log)
 }
 
-/// One record per launch, `key=value` fields separated by spaces.
-pub fn record(plan: &Plan) {
+/// One record per launch, `key=value` fields separated by spaces; `x` is the wg family's x path
+/// (`x=-` for the other families, which have one).
+pub fn record(plan: &Plan, x: Option<XPath>) {
     if !ENABLED.load(Ordering::Relaxed) {
         return;
     }
@@ -30,9 +34,17 @@ pub fn record(plan: &Plan) {
         Family::Dect | Family::Wmma => 1,
     };
     let line = format!(
-        "kernel={} grid={},{},{} block={} smem={} sms={} split={} workspace={}",
-        v.symbol, plan.grid[0], plan.grid[1], plan.grid[2], plan.block[0], plan.dynamic_smem, plan.sms, split,
-        plan.workspace_bytes
+        "kernel={} grid={},{},{} block={} smem={} sms={} split={} workspace={} x={}",
+        v.symbol,
+        plan.grid[0],
+        plan.grid[1],
+        plan.grid[2],
+        plan.block[0],
+        plan.dynamic_smem,
+        plan.sms,
+        split,
+        plan.workspace_bytes,
+        x.map_or_else(|| "-".to_string(), |p| p.log_name())
     );
     LOG.lock().unwrap_or_else(|e| e.into_inner()).push(line);
 }

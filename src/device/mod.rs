@@ -5,11 +5,12 @@ pub mod driver;
 pub mod launch_log;
 pub mod params;
 pub mod registry;
+pub mod tma;
 
 use crate::call::{Device, Problem};
 use crate::error::{Error, Result};
 use crate::ffi::bridge::{GemmCall, TensorDesc};
-use crate::plan::Plan;
+use crate::plan::{Family, Plan, VARIANTS};
 use params::GemmParams;
 use std::ffi::c_void;
 
@@ -46,7 +47,17 @@ pub fn launch(p: &Problem, plan: &Plan, call: &GemmCall) -> Result<()> {
         total_warps: plan.total_warps as i32,
         max_seg: plan.max_seg as i32,
     };
-    let mut args = [&mut params as *mut GemmParams as *mut c_void];
+    // Arguments per family (kernels/mate_kernels.cu MATE_ARGS_*): wg also takes its x tensor map.
+    let v = &VARIANTS[plan.variant];
+    let mut wg_x = None;
+    if v.family == Family::Wg {
+        wg_x = Some(tma::wg_x_arg(d, p, params.x, call.perm.present, v.tm)?);
+    }
+    let mut x_arg = wg_x.map(|(a, _)| a);
+    let mut args = [&mut params as *mut GemmParams as *mut c_void, std::ptr::null_mut()];
+    if let Some(a) = x_arg.as_mut() {
+        args[1] = a as *mut tma::WgXArg as *mut c_void;
+    }
     let rc = unsafe {
         (d.cuLaunchKernel)(
             dev.function(plan.variant),
@@ -63,6 +74,6 @@ pub fn launch(p: &Problem, plan: &Plan, call: &GemmCall) -> Result<()> {
         )
     };
     driver::check(d, rc, "cuLaunchKernel")?;
-    launch_log::record(plan);
+    launch_log::record(plan, wg_x.map(|(_, path)| path));
     Ok(())
 }

@@ -1,0 +1,196 @@
+//! The wg family's activation tensor map: kernels/wg.cuh copies each chunk's x tile (64 k x TM
+//! tokens, 128-byte swizzle) with one TMA 2-D copy described by a `CUtensorMap`, encoded here per
+//! launch (x's address changes every call, so a map is never cached). Where TMA cannot describe x
+//! the kernel falls back to every thread's 16-byte cp.async; the launch log says which path ran.
+
+use super::driver::{self, Driver};
+use crate::call::Problem;
+use crate::error::{arg_err, Error, Result};
+use crate::tensor::DType;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// The wg kernels' second parameter, byte for byte `mate::wg::XArg` in kernels/wg.cuh.
+#[repr(C, align(64))]
+#[derive(Clone, Copy)]
+pub struct WgXArg {
+    /// A `CUtensorMap` (128 bytes, 64-byte aligned: cuda.h); unset unless `tma == 1`.
+    pub map: [u64; 16],
+    /// 1: the kernel copies x tiles through `map`; 0: per-thread cp.async (and always under act order).
+    pub tma: i32,
+}
+
+// Must equal the static_assert in kernels/wg.cuh.
+const _: () = assert!(std::mem::size_of::<WgXArg>() == 192 && std::mem::align_of::<WgXArg>() == 64);
+
+/// How a wg launch brings x into shared memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum XPath {
+    /// One TMA tensor copy per chunk.
+    Tma,
+    /// Every thread's cp.async, because TMA could not be used; the reason is one word for the log.
+    CpAsync(&'static str),
+    /// Act order: the columns are gathered through perm (no TMA, no cp.async).
+    Gather,
+}
+
+impl XPath {
+    /// The launch log's `x=` value.
+    pub fn log_name(&self) -> String {
+        match self {
+            XPath::Tma => "tma".into(),
+            XPath::CpAsync(why) => format!("cp_async:{why}"),
+            XPath::Gather => "gather".into(),
+        }
+    }
+}
+
+/// TMA's rules for this map (cuTensorMapEncodeTiled in cuda.h): the global address 16-byte
+/// aligned; the row stride, in bytes, a multiple of 16 and below 2^40, and no shorter than a row;
+/// every dimension in [1, 2^32]. `Err` names the broken rule in one word (the log's reason).
+///
+/// Today's validation of x (src/call.rs: 16-byte aligned data, row stride a multiple of 8
+/// elements) already implies all of them, because the cp.async path needs the same 16-byte
+/// alignment; the rule stays here so that a relaxed validation or another dtype cannot hand TMA a
+/// map the driver refuses: it falls back instead, visibly.
+pub fn tma_can_describe(addr: u64, row_stride_bytes: i64, row_bytes: i64, m: i64, k: i64) -> std::result::Result<(), &'static str> {
+    const DIM_MAX: i64 = 1 << 32;
+    if addr % 16 != 0 {
+        return Err("address");
+    }
+    if row_stride_bytes % 16 != 0 || row_stride_bytes >= 1 << 40 || row_stride_bytes < row_bytes {
+        return Err("stride");
+    }
+    if !(1..=DIM_MAX).contains(&m) || !(1..=DIM_MAX).contains(&k) {
+        return Err("dims");
+    }
+    Ok(())
+}
+
+const FORCE_NONE: u8 = 0;
+const FORCE_CP_ASYNC: u8 = 1;
+const FORCE_TMA: u8 = 2;
+/// Test-only (`torch.ops.mate._force_wg_x`): override the rule for every wg launch.
+static FORCED: AtomicU8 = AtomicU8::new(FORCE_NONE);
+
+/// Test-only: `Some("cp_async")` routes every wg launch without act order through the cp.async x
+/// path (the fallback no validated call reaches today: see [`tma_can_describe`]); `Some("tma")`
+/// encodes a map even where the rule says no (the driver's verdict then surfaces as an error);
+/// `None` restores the rule.
+pub fn force_x_path(path: Option<&str>) -> Result<()> {
+    let v = match path {
+        None => FORCE_NONE,
+        Some("cp_async") => FORCE_CP_ASYNC,
+        Some("tma") => FORCE_TMA,
+        Some(other) => return Err(arg_err("path", format!("{other:?}"), "must be \"tma\", \"cp_async\" or None")),
+    };
+    FORCED.store(v, Ordering::Relaxed);
+    Ok(())
+}
+
+// cuda.h enum values (CUDA 12.0+, unchanged in 13.0).
+const CU_TENSOR_MAP_DATA_TYPE_FLOAT16: u32 = 6;
+const CU_TENSOR_MAP_DATA_TYPE_BFLOAT16: u32 = 9;
+const CU_TENSOR_MAP_INTERLEAVE_NONE: u32 = 0;
+const CU_TENSOR_MAP_SWIZZLE_128B: u32 = 3;
+const CU_TENSOR_MAP_L2_PROMOTION_L2_128B: u32 = 2;
+/// "NONE" fills out-of-bounds elements with zeros: the rows of a last m-tile past M.
+const CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: u32 = 0;
+
+/// K elements per box row: one 128-byte swizzle row of 2-byte elements (kernels/wg.cuh's chunk).
+const BOX_K: u32 = 64;
+
+/// The wg kernels' x argument for this launch and the path it selects. `tm` is the variant's
+/// token tile (the box's rows).
+pub fn wg_x_arg(d: &Driver, p: &Problem, x: *const c_void, has_perm: bool, tm: u32) -> Result<(WgXArg, XPath)> {
+    let mut arg = WgXArg { map: [0; 16], tma: 0 };
+    if has_perm {
+        return Ok((arg, XPath::Gather));
+    }
+    let forced = FORCED.load(Ordering::Relaxed);
+    if forced == FORCE_CP_ASYNC {
+        return Ok((arg, XPath::CpAsync("forced")));
+    }
+    let Some(encode) = d.cuTensorMapEncodeTiled else {
+        return Ok((arg, XPath::CpAsync("driver")));
+    };
+    let elem = p.dtype.size() as i64;
+    let (m, k) = (p.m, p.k());
+    let stride_bytes = p.x_row_stride.saturating_mul(elem);
+    if forced != FORCE_TMA {
+        if let Err(why) = tma_can_describe(x as u64, stride_bytes, k * elem, m, k) {
+            return Ok((arg, XPath::CpAsync(why)));
+        }
+    }
+    let dtype = match p.dtype {
+        DType::F16 => CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+        DType::BF16 => CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+        other => return Err(Error::Internal(format!("wg launch with x dtype {other:?}"))),
+    };
+    let dims: [u64; 2] = [k as u64, m as u64];
+    let strides: [u64; 1] = [stride_bytes as u64];
+    let bx: [u32; 2] = [BOX_K, tm];
+    let unit: [u32; 2] = [1, 1];
+    let rc = unsafe {
+        encode(
+            arg.map.as_mut_ptr().cast(),
+            dtype,
+            2,
+            x as *mut c_void,
+            dims.as_ptr(),
+            strides.as_ptr(),
+            bx.as_ptr(),
+            unit.as_ptr(),
+            CU_TENSOR_MAP_INTERLEAVE_NONE,
+            CU_TENSOR_MAP_SWIZZLE_128B,
+            CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+    };
+    driver::check(
+        d,
+        rc,
+        &format!(
+            "cuTensorMapEncodeTiled (x of the wg kernel: {:?} at {x:p}, M = {m}, K = {k}, row stride {stride_bytes} bytes, box {BOX_K} x {tm})",
+            p.dtype
+        ),
+    )?;
+    arg.tma = 1;
+    Ok((arg, XPath::Tma))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn contiguous_and_padded_rows_are_described() {
+        // fp16, K = 4096: contiguous rows, rows padded to a 16-byte multiple, a single row.
+        assert_eq!(tma_can_describe(0x7f00_0000_0000, 8192, 8192, 300, 4096), Ok(()));
+        assert_eq!(tma_can_describe(0x7f00_0000_0010, 8192 + 16, 8192, 300, 4096), Ok(()));
+        assert_eq!(tma_can_describe(0x7f00_0000_0000, 8192, 8192, 1, 4096), Ok(()));
+    }
+
+    #[test]
+    fn what_tma_cannot_describe_falls_back_with_a_reason() {
+        // An x view starting mid-vector (2 elements in).
+        assert_eq!(tma_can_describe(0x7f00_0000_0004, 8192, 8192, 300, 4096), Err("address"));
+        // Row stride of K + 4 elements (a slice of wider rows): not a multiple of 16 bytes.
+        assert_eq!(tma_can_describe(0x7f00_0000_0000, 8200, 8192, 300, 4096), Err("stride"));
+        // Overlapping rows, and a stride past TMA's 2^40-byte limit.
+        assert_eq!(tma_can_describe(0x7f00_0000_0000, 4096, 8192, 300, 4096), Err("stride"));
+        assert_eq!(tma_can_describe(0x7f00_0000_0000, 1 << 40, 8192, 300, 4096), Err("stride"));
+        // Dimensions outside [1, 2^32].
+        assert_eq!(tma_can_describe(0x7f00_0000_0000, 8192, 8192, 0, 4096), Err("dims"));
+        assert_eq!(tma_can_describe(0x7f00_0000_0000, 8192, 8192, (1 << 32) + 1, 4096), Err("dims"));
+    }
+
+    #[test]
+    fn the_force_accepts_only_known_paths() {
+        assert!(force_x_path(Some("cp_async")).is_ok());
+        assert!(force_x_path(None).is_ok());
+        let e = force_x_path(Some("bulk")).unwrap_err().to_string();
+        assert!(e.contains("`path`") && e.contains("cp_async"), "{e}");
+        assert!(force_x_path(None).is_ok());
+    }
+}

@@ -1,0 +1,140 @@
+"""The wg family's two x paths (kernels/wg.cuh, src/device/tma.rs): a chunk's x tile arrives by one
+TMA tensor copy where the launcher can describe x with a tensor map, else by every thread's
+cp.async. Each wg variant, forced, on contiguous and padded/offset x views and on M with a partial
+last m-tile: NaN-poisoned output, float64 reference, both paths bit-identical, and the launch log
+names the path each launch used."""
+
+import pytest
+import torch
+
+from checkpoints import BOUND, errors, frame_from_gptq_v2, random_gptq, reference, run_out
+
+HAS_CUDA = torch.cuda.is_available()
+VARIANTS = list(torch.ops.mate._variants())
+WG = [v for v in VARIANTS if "_wg_" in v]
+
+
+def records(fn):
+    torch.ops.mate._launch_log(True)
+    try:
+        fn()
+        if HAS_CUDA:
+            torch.cuda.synchronize()
+    finally:
+        log = torch.ops.mate._launch_log(False)
+    return [dict(kv.split("=", 1) for kv in r.split()) for r in log]
+
+
+@pytest.fixture
+def force():
+    def f(sym=None, x=None):
+        torch.ops.mate._force_variant(sym)
+        torch.ops.mate._force_wg_x(x)
+
+    yield f
+    torch.ops.mate._force_variant(None)
+    torch.ops.mate._force_wg_x(None)
+
+
+def test_the_x_path_override_names_bad_values():
+    with pytest.raises(ValueError, match="`path`.*cp_async"):
+        torch.ops.mate._force_wg_x("bulk")
+    torch.ops.mate._force_wg_x("cp_async")
+    torch.ops.mate._force_wg_x(None)
+
+
+def x_views(M, K, dtype, gen):
+    """(name, x) for one M: contiguous; rows padded to K + 8 (a stride TMA can describe, not K);
+    and a view starting 16 bytes into its buffer with padded rows."""
+    base = torch.randn(M, K + 16, device="cuda", generator=gen).to(dtype)
+    return [
+        ("contiguous", base[:, :K].contiguous()),
+        ("padded", base[:, :K]),
+        ("offset", base[:, 8 : 8 + K]),
+    ]
+
+
+def tile_m(sym):
+    return int(sym.split("_m")[1].split("_")[0])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("sym", WG)
+def test_both_x_paths(sym, force):
+    dtype = torch.bfloat16 if "_bf16_" in sym else torch.float16
+    K, N, g = 1024, 320, 128  # N = 320: a last 64-feature tile (the idle-warpgroup case)
+    gen = torch.Generator("cuda").manual_seed(7)
+    ck = random_gptq(K, N, g, "_sym" in sym, dtype, "cuda", gen=gen)
+    fr = frame_from_gptq_v2(ck)
+    bias = torch.randn(N, device="cuda", generator=gen).to(dtype)
+    tm = tile_m(sym)
+    for M in sorted({1, tm - 1, 300}):  # 300: a partial last m-tile for every token tile
+        for name, x in x_views(M, K, dtype, gen):
+            ref = reference(ck, x, bias)
+            outs = {}
+            for path, want in ((None, "tma"), ("cp_async", "cp_async:forced")):
+                force(sym, path)
+                out = [None]
+
+                def call():
+                    out[0] = run_out(x, fr, bias)
+
+                (rec,) = records(call)
+                assert rec["kernel"] == sym and rec["x"] == want, (sym, M, name, rec)
+                total, col = errors(out[0], ref)
+                assert total <= BOUND[dtype] and col <= 5 * BOUND[dtype], (sym, M, name, path, total, col)
+                outs[want] = out[0]
+            # same x tile in the same swizzled layout either way: the same sums, bit for bit
+            assert torch.equal(outs["tma"], outs["cp_async:forced"]), (sym, M, name)
+
+
+@pytest.mark.gpu
+def test_act_order_gathers_and_the_other_families_log_no_x_path(force):
+    K, N = 1536, 256
+    ck = random_gptq(K, N, 128, False, torch.float16, "cuda", desc_act=True)
+    fr = frame_from_gptq_v2(ck)
+    x = torch.randn(300, K, device="cuda").half()
+    force("mate_wg_f16_zp_m128_whole")
+    out = [None]
+
+    def call():
+        out[0] = run_out(x, fr)
+
+    (rec,) = records(call)
+    assert rec["x"] == "gather", rec
+    total, col = errors(out[0], reference(ck, x, None))
+    assert total <= BOUND[torch.float16] and col <= 5 * BOUND[torch.float16]
+    force(None)
+    (rec,) = records(lambda: run_out(x[:1], fr))  # M = 1: a decode family
+    assert "_wg_" not in rec["kernel"] and rec["x"] == "-", rec
+
+
+@pytest.mark.gpu
+def test_a_row_stride_tma_cannot_describe_is_refused_before_any_path(force):
+    """A row stride of K + 4 elements (not 16 bytes) breaks cp.async's alignment as much as TMA's:
+    validation refuses it by name (src/call.rs), so no launch ever needs a third x path."""
+    K, N = 1024, 256
+    fr = frame_from_gptq_v2(random_gptq(K, N, 128, True, torch.float16, "cuda"))
+    x = torch.randn(300, K + 4, device="cuda").half()[:, :K]
+    force("mate_wg_f16_sym_m256_whole")
+    with pytest.raises(ValueError, match="multiple of 8"):
+        run_out(x, fr)
+
+
+@pytest.mark.gpu
+def test_graph_replay_reads_new_x_through_the_captured_map(force):
+    """The map is a kernel argument encoded at capture: replay must read the captured buffer's new
+    contents (the map holds the address, not the data)."""
+    K, N = 1024, 256
+    ck = random_gptq(K, N, 128, True, torch.float16, "cuda")
+    fr = frame_from_gptq_v2(ck)
+    x = torch.randn(300, K, device="cuda").half()
+    force("mate_wg_f16_sym_m256_whole")
+    out = run_out(x, fr)  # loads the module before capture
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        run_out(x, fr, out=out)
+    x.copy_(torch.randn_like(x))
+    g.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(out, run_out(x, fr))

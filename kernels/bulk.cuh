@@ -35,12 +35,6 @@ __host__ __device__ constexpr int chunks_per_stage() { return TM == 1 ? 16 : (TN
 // Stripes each consumer warp covers (see bulk_body): all of a narrow tile's; of a wide tile's
 // (one per warp or more) as measured (bench/NOTES.md "Session 4"). Mirrored by
 // Variant::bulk_stripes_per_warp in src/plan/variants.rs.
-#ifndef MATE_BULK_FULL_STAGE  // (a lab switch)
-#define MATE_BULK_FULL_STAGE 0
-#endif
-#ifndef MATE_BULK_WEIGHT_EVICT_FIRST  // (a lab switch: 0 = evict_normal)
-#define MATE_BULK_WEIGHT_EVICT_FIRST 1
-#endif
 #ifndef MATE_BULK_WIDE_NSW  // (a lab switch)
 #define MATE_BULK_WIDE_NSW 1
 #endif
@@ -77,11 +71,6 @@ __device__ __forceinline__ void bulk_copy(uint32_t dst, const void* src, uint32_
 __device__ __forceinline__ uint64_t policy_evict_first() {
   uint64_t pol;
   asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(pol));
-  return pol;
-}
-__device__ __forceinline__ uint64_t policy_evict_normal() {
-  uint64_t pol;
-  asm volatile("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;" : "=l"(pol));
   return pol;
 }
 __device__ __forceinline__ uint64_t policy_evict_last() {
@@ -181,7 +170,7 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
   // to dect for that reason, bench/NOTES.md "bulk").
   constexpr int NSW = stripes_per_warp<TM, TN, WC>();
   constexpr int NB = NS / NSW, PH = WC / NB;
-  static_assert((TM == 1 || TM == 8 || TM == 16) && NB * NSW == NS && NB * PH == WC && CH % PH == 0 && P >= 2, "bad bulk tile");
+  static_assert((TM == 1 || TM == 8 || TM == 16) && NB * NSW == NS && NB * PH == WC && P >= 2, "bad bulk tile");
   static_assert(!kZeros || NS % 2 == 0, "bulk: zero-point rows are copied in 16-byte (32-feature) pieces");
   constexpr int kW = w_bytes<TM, TN>();
   constexpr int kXP = x_pitch<TM, TN>();
@@ -228,7 +217,7 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
 
   if (warp == WC) {
     // Producer warp: lane 0 announces a stage's bytes, then the lanes issue its copies.
-    const uint64_t stream = MATE_BULK_WEIGHT_EVICT_FIRST ? policy_evict_first() : policy_evict_normal(), keep = policy_evict_last();
+    const uint64_t stream = policy_evict_first(), keep = policy_evict_last();
     const char* qw = reinterpret_cast<const char*>(p.qweight);
     const T* x = static_cast<const T*>(p.x);
     const T* sc = static_cast<const T*>(p.scales);
@@ -285,7 +274,7 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
       const int g0 = (c0 * 64) >> gs;
       const uint32_t st = sbase + slot * kStage;
 #ifndef MATE_BULK_NOCOMPUTE  // (a lab switch: time the copy pipeline alone, wrong results)
-      auto chunk = [&](const int j) {
+      for (int j = warp / NB; j < nch; j += PH) {
         const int srow = (((c0 + j) * 64 + ci * 16) >> gs) - g0;  // kPre: group 32 differs per ci
         uint4 xb[MT][2];
 #pragma unroll
@@ -361,16 +350,7 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
             }
           }
         }
-      };
-#if MATE_BULK_FULL_STAGE
-      // A whole stage (every stage but an item's last): the warp's chunks unrolled into one
-      // straight-line block, so the scheduler can overlap one chunk's loads with another's MMAs.
-      if (nch == CH) {
-#pragma unroll
-        for (int jj = 0; jj < CH / PH; ++jj) chunk(warp / NB + jj * PH);
-      } else
-#endif
-      for (int j = warp / NB; j < nch; j += PH) chunk(j);
+      }
 #endif
       __syncwarp();
       if (lane == 0) mbar_arrive(empty0 + 8 * slot);

@@ -5,6 +5,8 @@
 # evict_normal L2 policy instead of evict_first). Compiles the three forms on the GPU machine,
 # checks each against torch, times them (events, large shapes, two interleaved rounds):
 #   MATE_LIBRARY=$PWD/target/release/libmate.so bash bench/lab/bulk_stage.sh
+# Measured once (bench/NOTES.md, session 4): both lost, and the switches were removed after
+# commit dbee774; check that commit's kernels/bulk.cuh out to rerun this.
 set -uo pipefail
 NVCC="${NVCC:-nvcc}"
 D="$(mktemp -d)"

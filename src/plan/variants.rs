@@ -15,12 +15,13 @@ pub enum Family {
     /// Kept for devices without wgmma (sm_80) above the decode tiles.
     Wmma,
     /// Hopper warpgroup MMA (sm_90a): the transposed product with the dequantized weights as the
-    /// register operand, a cp.async ring of 64-deep chunks, optional split K over grid.z
-    /// (kernels/wg.cuh).
+    /// register operand, a ring of 64-deep chunks (weights by cp.async, x by one TMA copy where
+    /// src/device/tma.rs can describe it), optional split K over grid.z (kernels/wg.cuh).
     Wg,
     /// Hopper decode (M <= 16): a producer warp streams each stage (weights, activation rows,
     /// scales) with bulk copies completing on mbarriers, consumer warps dequantize from shared
-    /// memory into mma.sync; optional split K over grid.z (kernels/bulk.cuh). No act order.
+    /// memory into mma.sync; a persistent grid over (tile, K split) items (kernels/bulk.cuh).
+    /// No act order.
     Bulk,
 }
 

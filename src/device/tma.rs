@@ -100,6 +100,12 @@ const CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: u32 = 0;
 /// K elements per box row: one 128-byte swizzle row of 2-byte elements (kernels/wg.cuh's chunk).
 const BOX_K: u32 = 64;
 
+/// Smallest token tile that takes x by TMA. Measured on the H200 (bench/NOTES.md, session 4,
+/// results/2026-11-29-wg-tma-small-m-ab.json): TMA is 3-6 % faster with tiles of 128 and 256
+/// tokens, but with the 64-token tile (M = 17-64) up to 25 % slower at M = 32 (Llama-8B gate_up
+/// 57.4 vs 45.7 us) and mixed at M = 64, so those tiles keep every thread's cp.async.
+pub const TMA_MIN_TM: u32 = 128;
+
 /// The wg kernels' x argument for this launch and the path it selects. `tm` is the variant's
 /// token tile (the box's rows).
 pub fn wg_x_arg(d: &Driver, p: &Problem, x: *const c_void, has_perm: bool, tm: u32) -> Result<(WgXArg, XPath)> {
@@ -114,6 +120,9 @@ pub fn wg_x_arg(d: &Driver, p: &Problem, x: *const c_void, has_perm: bool, tm: u
     let Some(encode) = d.cuTensorMapEncodeTiled else {
         return Ok((arg, XPath::CpAsync("driver")));
     };
+    if forced != FORCE_TMA && tm < TMA_MIN_TM {
+        return Ok((arg, XPath::CpAsync("tile")));
+    }
     let elem = p.dtype.size() as i64;
     let (m, k) = (p.m, p.k());
     let stride_bytes = p.x_row_stride.saturating_mul(elem);

@@ -1,7 +1,7 @@
 //! Debug hook: records each kernel launch (test-only op `torch.ops.mate._launch_log`), so tests
 //! can check what the launcher really passed — the kernel, its grid, and the SM count and split
 //! the plan was sized for, and for wg how x reached shared memory (`x=tma`, `x=gather`, or
-//! `x=cp_async:<reason>` when TMA is not used: a 64-token tile, or x it cannot describe:
+//! `x=cp_async:<reason>` when TMA is not used: M short of one tile, or x it cannot describe:
 //! src/device/tma.rs). Off by default; when
 //! off a launch pays one relaxed atomic load.
 

@@ -100,11 +100,14 @@ const CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE: u32 = 0;
 /// K elements per box row: one 128-byte swizzle row of 2-byte elements (kernels/wg.cuh's chunk).
 const BOX_K: u32 = 64;
 
-/// Smallest token tile that takes x by TMA. Measured on the H200 (bench/NOTES.md, session 4,
-/// results/2026-11-29-wg-tma-small-m-ab.json): TMA is 3-6 % faster with tiles of 128 and 256
-/// tokens, but with the 64-token tile (M = 17-64) up to 25 % slower at M = 32 (Llama-8B gate_up
-/// 57.4 vs 45.7 us) and mixed at M = 64, so those tiles keep every thread's cp.async.
-pub const TMA_MIN_TM: u32 = 128;
+/// Whether a launch of token tile `tm` on `m` rows takes x by TMA: only when M fills at least one
+/// tile. Measured on the H200 (bench/NOTES.md, session 4, results/2026-11-29-wg-tma-small-m-ab.json):
+/// TMA is 3-6 % faster wherever M >= the tile (and up to 10-20 % at M = 128 on 64-token tiles),
+/// but up to 25 % slower at M = 32 on the 64-token tile (Llama-8B gate_up 57.4 vs 45.7 us), where
+/// half of every box is out of bounds and the copy engine zero-fills it; cp.async skips those rows.
+pub fn tma_pays(m: i64, tm: u32) -> bool {
+    m >= tm as i64
+}
 
 /// The wg kernels' x argument for this launch and the path it selects. `tm` is the variant's
 /// token tile (the box's rows).
@@ -120,8 +123,8 @@ pub fn wg_x_arg(d: &Driver, p: &Problem, x: *const c_void, has_perm: bool, tm: u
     let Some(encode) = d.cuTensorMapEncodeTiled else {
         return Ok((arg, XPath::CpAsync("driver")));
     };
-    if forced != FORCE_TMA && tm < TMA_MIN_TM {
-        return Ok((arg, XPath::CpAsync("tile")));
+    if forced != FORCE_TMA && !tma_pays(p.m, tm) {
+        return Ok((arg, XPath::CpAsync("partial")));
     }
     let elem = p.dtype.size() as i64;
     let (m, k) = (p.m, p.k());
@@ -192,6 +195,11 @@ mod tests {
         // Dimensions outside [1, 2^32].
         assert_eq!(tma_can_describe(0x7f00_0000_0000, 8192, 8192, 0, 4096), Err("dims"));
         assert_eq!(tma_can_describe(0x7f00_0000_0000, 8192, 8192, (1 << 32) + 1, 4096), Err("dims"));
+    }
+
+    #[test]
+    fn tma_only_where_m_fills_a_tile() {
+        assert!(!tma_pays(32, 64) && tma_pays(64, 64) && tma_pays(300, 256) && !tma_pays(255, 256));
     }
 
     #[test]

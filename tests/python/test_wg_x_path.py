@@ -72,10 +72,10 @@ def test_both_x_paths(sym, force):
         for name, x in x_views(M, K, dtype, gen):
             ref = reference(ck, x, bias)
             outs = {}
-            # the rule: TMA from 128-token tiles on (src/device/tma.rs TMA_MIN_TM); forced TMA
-            # keeps the 64-token kernels' TMA mode tested
-            rule = "tma" if tm >= 128 else "cp_async:tile"
-            paths = [(None, rule), ("cp_async", "cp_async:forced")] + ([("tma", "tma")] if tm < 128 else [])
+            # the rule: TMA where M fills a tile (src/device/tma.rs tma_pays); forced TMA keeps
+            # the partial-box (zero-filled rows) case tested
+            rule = "tma" if M >= tm else "cp_async:partial"
+            paths = [(None, rule), ("cp_async", "cp_async:forced")] + ([("tma", "tma")] if M < tm else [])
             for path, want in paths:
                 force(sym, path)
                 out = [None]

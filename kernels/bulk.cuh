@@ -29,8 +29,11 @@ namespace bulk {
 // K chunks (of 64) per stage: 16 (8 KB per stripe) for one token, 8 where the staged activation
 // rows (8 or 16 per stage) would otherwise crowd the ring out of shared memory (measured:
 // bench/NOTES.md, "bulk").
+#ifndef MATE_BULK_WIDE_CH  // (a lab switch)
+#define MATE_BULK_WIDE_CH 4
+#endif
 template <int TM, int TN>
-__host__ __device__ constexpr int chunks_per_stage() { return TM == 1 ? 16 : (TN >= 128 ? 4 : 8); }
+__host__ __device__ constexpr int chunks_per_stage() { return TM == 1 ? 16 : (TN >= 128 ? MATE_BULK_WIDE_CH : 8); }
 
 // Stripes each consumer warp covers (see bulk_body): all of a narrow tile's; of a wide tile's
 // (one per warp or more) as measured (bench/NOTES.md "Session 4"). Mirrored by

@@ -26,14 +26,11 @@
 namespace mate {
 namespace bulk {
 
-// K chunks (of 64) per stage: 16 (8 KB per stripe) for one token, 8 where the staged activation
-// rows (8 or 16 per stage) would otherwise crowd the ring out of shared memory (measured:
-// bench/NOTES.md, "bulk").
-#ifndef MATE_BULK_WIDE_CH  // (a lab switch)
-#define MATE_BULK_WIDE_CH 4
-#endif
-template <int TM, int TN>
-__host__ __device__ constexpr int chunks_per_stage() { return TM == 1 ? 16 : (TN >= 128 ? MATE_BULK_WIDE_CH : 8); }
+// K chunks (of 64) per stage: 16 (8 KB per stripe) for one token; 8 for the 128-feature tiles
+// (2 stages: measured 7-12 % faster than 4 chunks x 4 stages, bench/NOTES.md "Session 4"), 4 with
+// group 32 (twice the scale rows: 8 would not fit two CTAs per SM); 8 for other token tiles.
+template <int TM, int TN, bool kPre>
+__host__ __device__ constexpr int chunks_per_stage() { return TM == 1 ? 16 : (TN >= 128 && kPre ? 4 : 8); }
 
 // Stripes each consumer warp covers (see bulk_body): all of a narrow tile's; of a wide tile's
 // (one per warp or more) as measured (bench/NOTES.md "Session 4"). Mirrored by
@@ -136,17 +133,17 @@ __device__ __forceinline__ void mma0(float d[4], const uint32_t a[4], uint32_t b
 }
 
 // Shared memory of one stage (bytes). Mirrored by Variant::dynamic_smem in src/plan/variants.rs.
-template <int TM, int TN>
-__host__ __device__ constexpr int w_bytes() { return (TN / 16) * chunks_per_stage<TM, TN>() * 512; }
-template <int TM, int TN>
-__host__ __device__ constexpr int x_pitch() { return chunks_per_stage<TM, TN>() * 128 + 16; }  // pad: banks
+template <int TM, int TN, bool kPre>
+__host__ __device__ constexpr int w_bytes() { return (TN / 16) * chunks_per_stage<TM, TN, kPre>() * 512; }
+template <int TM, int TN, bool kPre>
+__host__ __device__ constexpr int x_pitch() { return chunks_per_stage<TM, TN, kPre>() * 128 + 16; }  // pad: banks
 // Scale (and zero-point) rows per stage: group 32 (kPre) has two per chunk; groups >= 64 at most
 // one (a stage starts on a 64 boundary).
 template <int TM, int TN, bool kPre>
-__host__ __device__ constexpr int scale_rows() { return (kPre ? 2 : 1) * chunks_per_stage<TM, TN>(); }
+__host__ __device__ constexpr int scale_rows() { return (kPre ? 2 : 1) * chunks_per_stage<TM, TN, kPre>(); }
 template <int TM, int TN, bool kZeros, bool kPre>
 __host__ __device__ constexpr int stage_bytes() {
-  return w_bytes<TM, TN>() + TM * x_pitch<TM, TN>() + scale_rows<TM, TN, kPre>() * (TN * 2 + (kZeros ? TN / 2 : 0));
+  return w_bytes<TM, TN, kPre>() + TM * x_pitch<TM, TN, kPre>() + scale_rows<TM, TN, kPre>() * (TN * 2 + (kZeros ? TN / 2 : 0));
 }
 
 }  // namespace bulk
@@ -163,7 +160,7 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
   using namespace dec;
   using namespace bulk;
   constexpr int WC = WK - 1;
-  constexpr int CH = chunks_per_stage<TM, TN>();
+  constexpr int CH = chunks_per_stage<TM, TN, kPre>();
   constexpr int MT = (TM + 7) / 8, NS = TN / 16;  // TM = 1: one activation row staged (M = 1 only)
   // How the consumer warps share a stage: warp w covers the NSW stripes of stripe block w % NB and
   // takes chunks w / NB, w / NB + PH, ... of the stage; the PH warps of one block add their sums
@@ -175,8 +172,8 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
   constexpr int NB = NS / NSW, PH = WC / NB;
   static_assert((TM == 1 || TM == 8 || TM == 16) && NB * NSW == NS && NB * PH == WC && P >= 2, "bad bulk tile");
   static_assert(!kZeros || NS % 2 == 0, "bulk: zero-point rows are copied in 16-byte (32-feature) pieces");
-  constexpr int kW = w_bytes<TM, TN>();
-  constexpr int kXP = x_pitch<TM, TN>();
+  constexpr int kW = w_bytes<TM, TN, kPre>();
+  constexpr int kXP = x_pitch<TM, TN, kPre>();
   constexpr int kS = scale_rows<TM, TN, kPre>() * TN * 2;
   constexpr int kStage = stage_bytes<TM, TN, kZeros, kPre>();
   extern __shared__ __align__(128) unsigned char smem[];

@@ -316,15 +316,15 @@ fn bulk_routing_is_pinned() {
     let sm80 = Caps { wgmma: false, ..Caps::uniform(132, 2) };
     assert_ne!(VARIANTS[plan(&problem(1, 4096, 28672, 128, false, DType::F16), &sm80).unwrap().variant].family, Family::Bulk);
     // The split: only to give every slot (two per SM) an item, each split a whole stage deep.
-    let split = |m, k, n, sms| bulk_split(&problem(m, k, n, 128, false, DType::F16), sms, 1, 32);
+    let split = |m, k, n, sms| bulk_split(&problem(m, k, n, 128, false, DType::F16), sms, 1, 32, false);
     assert_eq!(split(1, 4096, 4096, 132), 2); // 128 tiles: 256 items
     assert_eq!(split(1, 4096, 28672, 132), 1); // 896 tiles walked whole by 264 CTAs
     assert_eq!(split(1, 8192, 10240, 132), 1); // 320 tiles
     assert_eq!(split(1, 8960, 1536, 132), 5); // 48 tiles: 240 items
     assert_eq!(split(1, 1536, 1536, 132), 1); // K = 1.5 stages
     assert_eq!(split(1, 4096, 4096, 33), 1); // 66 slots
-    // 128-feature tiles (M = 2-16): 4 chunks per stage
-    let wide = |k, n| bulk_split(&problem(16, k, n, 128, false, DType::F16), 132, 16, 128);
+    // 128-feature tiles (M = 2-16): 8 chunks per stage
+    let wide = |k, n| bulk_split(&problem(16, k, n, 128, false, DType::F16), 132, 16, 128, false);
     assert_eq!(wide(28672, 8192), 4); // 64 tiles: 256 items
     assert_eq!(wide(8192, 57344), 1); // 448 tiles
     assert_eq!(wide(4096, 6144), 5); // 48 tiles: 240 items

@@ -261,12 +261,12 @@ pub fn prefer_bulk(p: &Problem, sms: i64) -> bool {
 /// measured on the H200 (bench/NOTES.md, "bulk"), splitting further to balance the busiest CTA
 /// cost more in partials, reductions and pipeline restarts than it saved (Llama-8B gate_up 26 ->
 /// 37 us at split 2, qkv 7.8 -> 11.7 us at split 4).
-pub fn bulk_split(p: &Problem, sms: i64, tm: u32, tn: u32) -> i64 {
+pub fn bulk_split(p: &Problem, sms: i64, tm: u32, tn: u32, pre: bool) -> i64 {
     if let Some(s) = env_value(&BULK_SPLIT) {
         return s.clamp(1, p.k() / 64);
     }
     let tiles = (p.n() / tn as i64).max(1);
-    let ch = variants::bulk_chunks_per_stage(tm, tn) as i64;
+    let ch = variants::bulk_chunks_per_stage(tm, tn, pre) as i64;
     (sms * BULK_CTAS_PER_SM / tiles).clamp(1, (p.k() / 64 / ch).max(1))
 }
 
@@ -306,7 +306,8 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
         let bulk = candidates.clone().filter(|(_, v)| v.family == Family::Bulk);
         if let Some((_, t)) = bulk.clone().min_by_key(|(_, v)| v.tm) {
             let (tm, tn) = (t.tm, t.tn);
-            let split = bulk_split(p, sms, tm, tn) > 1;
+            let pre = p.meta.group() % 64 != 0; // post-scale wherever the group allows it
+            let split = bulk_split(p, sms, tm, tn, pre) > 1;
             let best = bulk.filter(|(_, v)| v.tm == tm && v.tn == tn && v.split == split).min_by_key(|(_, v)| v.pre);
             if let Some((i, _)) = best {
                 return Some(i);
@@ -412,7 +413,7 @@ fn plan_uncached(p: &Problem, caps: &Caps, sms: i64, forced: Option<String>) -> 
         }
         Family::Dect => ([tiles_n, 1, 1], 0, 0, 0),
         Family::Bulk => {
-            let split = if v.split { bulk_split(p, sms, v.tm, v.tn).max(2).min(p.k() / 64) } else { 1 };
+            let split = if v.split { bulk_split(p, sms, v.tm, v.tn, v.pre).max(2).min(p.k() / 64) } else { 1 };
             // kernels/bulk.cuh: fp32 partial tiles [tile][split][tm * tn], then one ticket per tile;
             // the split travels in total_warps, the grid is persistent.
             let ws = if v.split { (tiles_n * split * (v.tm * v.tn) as i64 * 4 + tiles_n * 4 + 255) / 256 * 256 } else { 0 };

@@ -70,7 +70,7 @@ impl Variant {
             // reduction: max(PH - 1, 1) fp32 copies of the tile's fragments (PH warps per stripe
             // block add their partials in phase order).
             Family::Bulk => {
-                let ch = bulk_chunks_per_stage(self.tm, self.tn);
+                let ch = bulk_chunks_per_stage(self.tm, self.tn, self.pre);
                 let scale_rows = if self.pre { 2 * ch } else { ch };
                 let stage = (self.tn / 16) * ch * 512
                     + self.tm * (ch * 128 + 16)
@@ -97,11 +97,12 @@ impl Variant {
 /// MATE_BULK_WIDE_NSW; measured, bench/NOTES.md "Session 4").
 pub const BULK_WIDE_STRIPES_PER_WARP: u32 = 1;
 
-/// bulk: K chunks (of 64) per stage for tile `tm` x `tn` (kernels/bulk.cuh chunks_per_stage()).
-pub fn bulk_chunks_per_stage(tm: u32, tn: u32) -> u32 {
+/// bulk: K chunks (of 64) per stage for tile `tm` x `tn`, pre-scale or not (kernels/bulk.cuh
+/// chunks_per_stage()).
+pub fn bulk_chunks_per_stage(tm: u32, tn: u32, pre: bool) -> u32 {
     if tm == 1 {
         16
-    } else if tn >= 128 {
+    } else if tn >= 128 && pre {
         4
     } else {
         8

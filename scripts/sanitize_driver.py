@@ -19,7 +19,7 @@ the sanitizer sees few kernels besides mate's. Every tensor is exactly sized (it
 when torch's caching allocator is off, as sanitize.sh sets), so an access past its end is outside
 any allocation.
 
-Usage: sanitize_driver.py [--device cuda|cpu] [--limit N] [--json PATH] [--variants planner|all|SYM,...]
+Usage: sanitize_driver.py [--device cuda|cpu] [--limit N] [--shapes KxN,...] [--json PATH] [--variants planner|all|SYM,...]
 (`--device cpu` is the CI smoke run: the same sweep through the CPU implementation.)
 """
 
@@ -169,6 +169,9 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
     ap.add_argument("--limit", type=int, default=None, help="run only the first N cases")
+    ap.add_argument(
+        "--shapes", default=None, help="only the cases of these KxN shapes (e.g. 1024x128,512x512: forced variants that need N % 128 == 0)"
+    )
     ap.add_argument("--json", default=None, help="write a summary here")
     ap.add_argument(
         "--variants", default=None, help="planner (default: VARIANTS), all, or a comma list of variant symbols"
@@ -178,7 +181,11 @@ def main(argv=None):
     if args.device == "cuda" and not torch.cuda.is_available():
         print("sanitize_driver: CUDA is not available", file=sys.stderr)
         return 2
-    cases = build_cases()[: args.limit]
+    cases = build_cases()
+    if args.shapes:
+        keep = {tuple(int(v) for v in s_.split("x")) for s_ in args.shapes.split(",")}
+        cases = [c for c in cases if (c[1], c[2]) in keep]
+    cases = cases[: args.limit]
     t0 = time.time()
     failed, calls, crashed = [], 0, []
     for i, c in enumerate(cases):

@@ -3,6 +3,8 @@
 # MATE_BULK_WIDE_CH=8) against the library's 4 chunks x 4 stages, and the copy pipeline alone
 # (MATE_BULK_NOCOMPUTE: consumers skip the math, wrong results) to see which side limits.
 #   MATE_LIBRARY=$PWD/target/release/libmate.so bash bench/lab/bulk_wide_ch.sh
+# Measured once (bench/NOTES.md, session 4): 8 chunks x 2 stages won and became the library's
+# form; the switch was removed after commit 29b7101 (check its kernels/bulk.cuh out to rerun).
 set -uo pipefail
 NVCC="${NVCC:-nvcc}"
 D="$(mktemp -d)"

@@ -29,6 +29,7 @@
 // no atomic adds), writes the output and resets the ticket.
 #pragma once
 #include "dec.cuh"
+#include "mbarrier.cuh"
 #include "wgmma_ops.cuh"
 
 namespace mate {
@@ -95,22 +96,6 @@ struct alignas(64) XArg {
 };
 static_assert(sizeof(XArg) == 192 && alignof(XArg) == 64, "XArg layout must match src/device/tma.rs");
 
-__device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-}
-// The retry loop stays inside the asm, the form of bulk.cuh's wait and CUTLASS's barrier wait
-// ahead of their .aligned instructions (and of the lab run that checked this path).
-__device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-  asm volatile(
-      "{\n .reg .pred p;\n"
-      "WG_XBAR_WAIT: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-      " @!p bra WG_XBAR_WAIT;\n}" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
 // One box of the map (64 k x TM rows, 128-byte swizzle: the layout desc_sw128 reads and the
 // cp.async path writes by hand) to `dst`, counted on `bar`. Rows past M arrive as zeros (the map's
 // OOB fill), so a last m-tile needs no special case.

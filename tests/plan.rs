@@ -193,7 +193,7 @@ fn sm_count_resolution_order() {
 #[test]
 fn decode_family_routing_is_pinned() {
     // The measured routing: CTA tiles on the Llama shapes and the small Qwen2 projections,
-    // the persistent split family on Qwen2-1.5B down (few long CTAs).
+    // the persistent split family on Qwen2-1.5B down (few long CTAs) up to 8 tokens.
     // Without wgmma/bulk copies (sm_80), and on Hopper for act-order frames (bulk serves neither).
     let caps = Caps { wgmma: false, ..Caps::uniform(132, 2) };
     for (k, n, family) in [
@@ -208,7 +208,8 @@ fn decode_family_routing_is_pinned() {
     ] {
         for m in [1, 8, 16] {
             let pl = plan(&problem(m, k, n, 128, false, DType::F16), &caps).unwrap();
-            assert_eq!(VARIANTS[pl.variant].family, family, "M={m} K={k} N={n}");
+            let want = if (k, n, m) == (8960, 1536, 16) { Family::Dect } else { family };
+            assert_eq!(VARIANTS[pl.variant].family, want, "M={m} K={k} N={n}");
         }
     }
     // dect's feature tile on Llama-8B o (N / 32 = 128 CTAs, just short of 132 SMs): 16 features

@@ -229,10 +229,12 @@ fn dec_shape(v: &Variant, p: &Problem, sms: i64, occupancy: i32) -> (i64, i64, i
 /// Whether the CTA-tiled decode family serves `p` better than the persistent one. Measured on the
 /// H200 (bench/NOTES.md, v1 vs final): CTA tiles win wherever their 16-feature CTAs fill at least
 /// half the SMs and K is moderate, or fill all SMs; the persistent split family wins when few,
-/// long CTAs would leave SMs idle (Qwen2-1.5B down: N = 1536, K = 8960).
+/// long CTAs would leave SMs idle (Qwen2-1.5B down: N = 1536, K = 8960), except with 16-token
+/// tiles (M = 9-16), where the CTA tiles win there too (Qwen2-1.5B down M = 16: dect 15.6 vs dec
+/// 17.5 us; at M = 8 dec 10.8 vs 13.6; forced sweep, results/2026-11-29-decode-wide-sweep.json).
 pub fn prefer_cta_tiles(p: &Problem, sms: i64) -> bool {
     let ctas = p.n() / 16;
-    ctas >= sms || (2 * ctas >= sms && p.k() <= 8192)
+    ctas >= sms || (2 * ctas >= sms && (p.k() <= 8192 || (9..=16).contains(&p.m)))
 }
 
 /// Largest M the bulk-copy decode family serves (its largest token tile).

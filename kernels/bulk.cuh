@@ -33,14 +33,11 @@ namespace bulk {
 template <int TM, int TN, bool kPre>
 __host__ __device__ constexpr int chunks_per_stage() { return TM == 1 ? 16 : (TN >= 128 && kPre ? 4 : 8); }
 
-// Stripes each consumer warp covers (see bulk_body): all of a narrow tile's; of a wide tile's
-// (one per warp or more) as measured (bench/NOTES.md "Session 4"). Mirrored by
-// Variant::bulk_stripes_per_warp in src/plan/variants.rs.
-#ifndef MATE_BULK_WIDE_NSW  // (a lab switch)
-#define MATE_BULK_WIDE_NSW 1
-#endif
+// Stripes each consumer warp covers (see bulk_body): all of a narrow tile's, one of a wide tile's
+// (two measured slower, bench/NOTES.md "Session 4"). Mirrored by Variant::bulk_stripes_per_warp
+// in src/plan/variants.rs.
 template <int TM, int TN, int WC>
-__host__ __device__ constexpr int stripes_per_warp() { return TN / 16 <= 2 ? TN / 16 : MATE_BULK_WIDE_NSW; }
+__host__ __device__ constexpr int stripes_per_warp() { return TN / 16 <= 2 ? TN / 16 : 1; }
 
 __device__ __forceinline__ uint32_t smem_u32(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));

@@ -4,6 +4,8 @@
 # each activation fragment read from shared memory serves two stripes (half the x reads).
 # Compiles both on the GPU machine, checks each against torch, times them (events, large shapes):
 #   MATE_LIBRARY=$PWD/target/release/libmate.so bash bench/lab/bulk_nsw.sh
+# Measured once (bench/NOTES.md, session 4): NSW = 2 lost; the switch was removed after commit
+# d47a4f4 (check its kernels/bulk.cuh out to rerun).
 set -uo pipefail
 NVCC="${NVCC:-nvcc}"
 D="$(mktemp -d)"

@@ -2,8 +2,7 @@
 //! can check what the launcher really passed — the kernel, its grid, and the SM count and split
 //! the plan was sized for, and for wg how x reached shared memory (`x=tma`, `x=gather`, or
 //! `x=cp_async:<reason>` when TMA is not used: M short of one tile, or x it cannot describe:
-//! src/device/tma.rs). Off by default; when
-//! off a launch pays one relaxed atomic load.
+//! src/device/tma.rs). Off by default; when off a launch pays one relaxed atomic load.
 
 use super::tma::XPath;
 use crate::plan::{Family, Plan, VARIANTS};

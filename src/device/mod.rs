@@ -49,11 +49,13 @@ pub fn launch(p: &Problem, plan: &Plan, call: &GemmCall) -> Result<()> {
     };
     // Arguments per family (kernels/mate_kernels.cu MATE_ARGS_*): wg also takes its x tensor map.
     let v = &VARIANTS[plan.variant];
-    let mut wg_x = None;
-    if v.family == Family::Wg {
-        wg_x = Some(tma::wg_x_arg(d, p, params.x, call.perm.present, v.tm)?);
-    }
-    let mut x_arg = wg_x.map(|(a, _)| a);
+    let (mut x_arg, x_path) = match v.family {
+        Family::Wg => {
+            let (a, path) = tma::wg_x_arg(d, p, params.x, call.perm.present, v.tm)?;
+            (Some(a), Some(path))
+        }
+        _ => (None, None),
+    };
     let mut args = [&mut params as *mut GemmParams as *mut c_void, std::ptr::null_mut()];
     if let Some(a) = x_arg.as_mut() {
         args[1] = a as *mut tma::WgXArg as *mut c_void;
@@ -74,6 +76,6 @@ pub fn launch(p: &Problem, plan: &Plan, call: &GemmCall) -> Result<()> {
         )
     };
     driver::check(d, rc, "cuLaunchKernel")?;
-    launch_log::record(plan, wg_x.map(|(_, path)| path));
+    launch_log::record(plan, x_path);
     Ok(())
 }

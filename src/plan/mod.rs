@@ -306,11 +306,9 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
         // The smallest token tile that holds M; post-scale where the group allows it; the split
         // instantiation only where the plan splits.
         let bulk = candidates.clone().filter(|(_, v)| v.family == Family::Bulk);
-        if let Some((_, t)) = bulk.clone().min_by_key(|(_, v)| v.tm) {
-            let (tm, tn) = (t.tm, t.tn);
-            let pre = p.meta.group() % 64 != 0; // post-scale wherever the group allows it
-            let split = bulk_split(p, sms, tm, tn, pre) > 1;
-            let best = bulk.filter(|(_, v)| v.tm == tm && v.tn == tn && v.split == split).min_by_key(|(_, v)| v.pre);
+        if let Some((_, t)) = bulk.clone().min_by_key(|(_, v)| (v.tm, v.pre)) {
+            let split = bulk_split(p, sms, t.tm, t.tn, t.pre) > 1;
+            let best = bulk.filter(|(_, v)| v.tm == t.tm && v.tn == t.tn && v.pre == t.pre && v.split == split).next();
             if let Some((i, _)) = best {
                 return Some(i);
             }

@@ -83,19 +83,16 @@ impl Variant {
     }
 
     /// bulk: stripes (16 features) each consumer warp covers: every stripe of a narrow tile (tn
-    /// <= 32), BULK_WIDE_STRIPES_PER_WARP of a wide one (kernels/bulk.cuh stripes_per_warp()).
+    /// <= 32), one of a wide one (kernels/bulk.cuh stripes_per_warp(); two measured slower,
+    /// bench/NOTES.md "Session 4").
     pub fn bulk_stripes_per_warp(&self) -> u32 {
         if self.tn / 16 <= 2 {
             self.tn / 16
         } else {
-            BULK_WIDE_STRIPES_PER_WARP
+            1
         }
     }
 }
-
-/// bulk: stripes per consumer warp of the 128-feature tiles (kernels/bulk.cuh
-/// MATE_BULK_WIDE_NSW; measured, bench/NOTES.md "Session 4").
-pub const BULK_WIDE_STRIPES_PER_WARP: u32 = 1;
 
 /// bulk: K chunks (of 64) per stage for tile `tm` x `tn`, pre-scale or not (kernels/bulk.cuh
 /// chunks_per_stage()).

@@ -61,6 +61,7 @@ fn generate_variants(out_dir: &Path) {
             "wmma" => "Family::Wmma",
             "wg" => "Family::Wg",
             "bulk" => "Family::Bulk",
+            "bwg" => "Family::Bwg",
             other => panic!("kernels/variants.def: family `{other}` has no Family in src/plan/variants.rs"),
         };
         let dtype = match f[2] {

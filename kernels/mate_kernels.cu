@@ -5,12 +5,13 @@
 #include "wmma.cuh"
 #include "wg.cuh"
 #include "bulk.cuh"
+#include "bwg.cuh"
 
 #define MATE_DT_f16 __half
 #define MATE_DT_bf16 __nv_bfloat16
 
 // Kernel parameters per family: every family takes the 96-byte GemmParams; wg also takes its x
-// tensor map (kernels/wg.cuh XArg, __grid_constant__ so the TMA can address it in parameter
+// tensor map (kernels/wg.cuh XArg; bwg too, __grid_constant__ so the TMA can address it in parameter
 // space). Only wg pays for the extra 192 bytes: a larger parameter block measured 2.6 % slower on
 // the small decode kernels. src/device/mod.rs passes the matching argument list per family.
 #define MATE_ARGS_dec const mate::GemmParams p
@@ -18,11 +19,13 @@
 #define MATE_ARGS_wmma const mate::GemmParams p
 #define MATE_ARGS_bulk const mate::GemmParams p
 #define MATE_ARGS_wg const mate::GemmParams p, const __grid_constant__ mate::wg::XArg xa
+#define MATE_ARGS_bwg const mate::GemmParams p, const __grid_constant__ mate::wg::XArg xa
 #define MATE_PASS_dec p
 #define MATE_PASS_dect p
 #define MATE_PASS_wmma p
 #define MATE_PASS_bulk p
 #define MATE_PASS_wg p, xa
+#define MATE_PASS_bwg p, xa
 
 #define MATE_VARIANT(sym, family, dt, zeros, tm, tn, wk, pf, split, pre)                                     \
   extern "C" __global__ void __launch_bounds__((wk) * 32, mate::family##_min_blocks<tm>)                         \

@@ -96,6 +96,21 @@ fn every_envelope_configuration_has_a_variant() {
                                     assert_eq!(pl.workspace_bytes, 0);
                                 }
                             }
+                            Family::Bwg => {
+                                // bulk's persistent grid; the smallest token tile that holds M
+                                assert!(m <= v.tm as i64 && (m > v.tm as i64 / 2 || v.tm == 16));
+                                let split = pl.total_warps;
+                                let tiles = n / v.tn as i64;
+                                assert!(pl.grid[0] as i64 <= (tiles * split).min(2 * 132) && pl.grid[0] >= 1);
+                                assert_eq!((pl.grid[1], pl.grid[2]), (1, 1));
+                                assert!(split >= 1 && split <= k / 64);
+                                assert_eq!(split > 1 || v.split, v.split);
+                                if v.split {
+                                    assert!(pl.workspace_bytes >= tiles * split * (v.tm * v.tn) as i64 * 4 + tiles * 4);
+                                } else {
+                                    assert_eq!(pl.workspace_bytes, 0);
+                                }
+                            }
                             Family::Wg => {
                                 // tiles cover M and N once (a last half tile when N % 128 == 64)
                                 let covered = pl.grid[0] as i64 * v.tm as i64;
@@ -334,10 +349,11 @@ fn bulk_routing_is_pinned() {
 
 #[test]
 fn bulk_variants_fit_their_ctas_per_sm() {
-    // kernels/bulk.cuh is built for BULK_CTAS_PER_SM resident CTAs (bulk_min_blocks) and the
-    // planner sizes its persistent grid for them: each variant's shared memory must allow it on
-    // the H200 (228 KB per SM, 1 KB reserved per CTA, 128 bytes of static shared memory (ptxas -v)).
-    for v in VARIANTS.iter().filter(|v| v.family == Family::Bulk) {
+    // kernels/bulk.cuh and bwg.cuh are built for BULK_CTAS_PER_SM resident CTAs (bulk_min_blocks,
+    // bwg_min_blocks) and the planner sizes their persistent grids for them: each variant's shared
+    // memory must allow it on the H200 (228 KB per SM, 1 KB reserved per CTA, at most 128 bytes of
+    // static shared memory (ptxas -v)).
+    for v in VARIANTS.iter().filter(|v| matches!(v.family, Family::Bulk | Family::Bwg)) {
         let per_cta = v.dynamic_smem() as i64 + 1024 + 128;
         assert!(per_cta * BULK_CTAS_PER_SM <= 228 * 1024, "{}: {} bytes per CTA", v.symbol, per_cta);
     }

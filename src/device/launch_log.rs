@@ -19,18 +19,19 @@ pub fn swap(enable: bool) -> Vec<String> {
     std::mem::take(&mut *log)
 }
 
-/// One record per launch, `key=value` fields separated by spaces; `x` is the wg family's x path
-/// (`x=-` for the other families, which have one).
+/// One record per launch, `key=value` fields separated by spaces; `x` is the wg and bwg families'
+/// x path (`x=-` for the other families, which have one).
 pub fn record(plan: &Plan, x: Option<XPath>) {
     if !ENABLED.load(Ordering::Relaxed) {
         return;
     }
     let v = &VARIANTS[plan.variant];
-    // The split: dec's warps sharing the units, wg's CTAs along K (grid.z), 1 for whole-K families.
+    // The split: dec's warps sharing the units, wg's CTAs along K (grid.z), bulk's and bwg's items
+    // per tile, 1 for whole-K families.
     let split = match v.family {
         Family::Dec => plan.total_warps,
         Family::Wg => plan.grid[2] as i64,
-        Family::Bulk => plan.total_warps,
+        Family::Bulk | Family::Bwg => plan.total_warps,
         Family::Dect | Family::Wmma => 1,
     };
     let line = format!(

@@ -47,13 +47,15 @@ pub fn launch(p: &Problem, plan: &Plan, call: &GemmCall) -> Result<()> {
         total_warps: plan.total_warps as i32,
         max_seg: plan.max_seg as i32,
     };
-    // Arguments per family (kernels/mate_kernels.cu MATE_ARGS_*): wg also takes its x tensor map.
+    // Arguments per family (kernels/mate_kernels.cu MATE_ARGS_*): wg and bwg also take x's
+    // tensor map.
     let v = &VARIANTS[plan.variant];
     let (mut x_arg, x_path) = match v.family {
         Family::Wg => {
             let (a, path) = tma::wg_x_arg(d, p, params.x, call.perm.present, v.tm)?;
             (Some(a), Some(path))
         }
+        Family::Bwg => (Some(tma::bwg_x_arg(d, p, params.x, v.tm)?), Some(tma::XPath::Tma)),
         _ => (None, None),
     };
     let mut args = [&mut params as *mut GemmParams as *mut c_void, std::ptr::null_mut()];

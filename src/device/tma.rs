@@ -2,6 +2,7 @@
 //! tokens, 128-byte swizzle) with one TMA 2-D copy described by a `CUtensorMap`, encoded here per
 //! launch (x's address changes every call, so a map is never cached). Where TMA cannot describe x
 //! the kernel falls back to every thread's 16-byte cp.async; the launch log says which path ran.
+//! The bwg family (kernels/bwg.cuh) takes x only by TMA, in boxes of [`box_rows`] rows.
 
 use super::driver::{self, Driver};
 use crate::call::Problem;
@@ -127,21 +128,60 @@ pub fn wg_x_arg(d: &Driver, p: &Problem, x: *const c_void, has_perm: bool, tm: u
         return Ok((arg, XPath::CpAsync("partial")));
     }
     let elem = p.dtype.size() as i64;
-    let (m, k) = (p.m, p.k());
     let stride_bytes = p.x_row_stride.saturating_mul(elem);
     if forced != FORCE_TMA {
-        if let Err(why) = tma_can_describe(x as u64, stride_bytes, k * elem, m, k) {
+        if let Err(why) = tma_can_describe(x as u64, stride_bytes, p.k() * elem, p.m, p.k()) {
             return Ok((arg, XPath::CpAsync(why)));
         }
     }
+    encode_x(d, encode, &mut arg, p, x, stride_bytes, tm, "wg")?;
+    arg.tma = 1;
+    Ok((arg, XPath::Tma))
+}
+
+/// Rows of the bwg family's x box for `m` tokens on a `tm`-token tile: M rounded up to a whole
+/// 8-row swizzle atom, at most the tile (kernels/bwg.cuh computes the same from p.M). A box of the
+/// whole tile would make the copy engine zero-fill rows past M, which measured up to 25 % slower
+/// in the wg family (see [`tma_pays`]).
+pub fn box_rows(m: i64, tm: u32) -> u32 {
+    (((m + 7) / 8 * 8) as u32).min(tm)
+}
+
+/// The bwg kernels' x argument: always a tensor map (the family has no other x path). Validated
+/// calls always satisfy [`tma_can_describe`]; a driver without cuTensorMapEncodeTiled (before
+/// CUDA 12.0, which no Hopper-capable torch build runs on) is an error, not a fallback.
+pub fn bwg_x_arg(d: &Driver, p: &Problem, x: *const c_void, tm: u32) -> Result<WgXArg> {
+    let mut arg = WgXArg { map: [0; 16], tma: 0 };
+    let Some(encode) = d.cuTensorMapEncodeTiled else {
+        return Err(Error::Internal("the bwg kernels need cuTensorMapEncodeTiled (a CUDA 12.0+ driver); this driver has none".into()));
+    };
+    let stride_bytes = p.x_row_stride.saturating_mul(p.dtype.size() as i64);
+    encode_x(d, encode, &mut arg, p, x, stride_bytes, box_rows(p.m, tm), "bwg")?;
+    arg.tma = 1;
+    Ok(arg)
+}
+
+/// Encodes x (M x K, row stride `stride_bytes`) into `arg.map` with boxes of 64 k x `rows` tokens
+/// and 128-byte swizzle; `family` names the kernel in an error.
+fn encode_x(
+    d: &Driver,
+    encode: driver::CuTensorMapEncodeTiled,
+    arg: &mut WgXArg,
+    p: &Problem,
+    x: *const c_void,
+    stride_bytes: i64,
+    rows: u32,
+    family: &str,
+) -> Result<()> {
+    let (m, k) = (p.m, p.k());
     let dtype = match p.dtype {
         DType::F16 => CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
         DType::BF16 => CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-        other => return Err(Error::Internal(format!("wg launch with x dtype {other:?}"))),
+        other => return Err(Error::Internal(format!("{family} launch with x dtype {other:?}"))),
     };
     let dims: [u64; 2] = [k as u64, m as u64];
     let strides: [u64; 1] = [stride_bytes as u64];
-    let bx: [u32; 2] = [BOX_K, tm];
+    let bx: [u32; 2] = [BOX_K, rows];
     let unit: [u32; 2] = [1, 1];
     let rc = unsafe {
         encode(
@@ -163,12 +203,11 @@ pub fn wg_x_arg(d: &Driver, p: &Problem, x: *const c_void, has_perm: bool, tm: u
         d,
         rc,
         &format!(
-            "cuTensorMapEncodeTiled (x of the wg kernel: {:?} at {x:p}, M = {m}, K = {k}, row stride {stride_bytes} bytes, box {BOX_K} x {tm})",
+            "cuTensorMapEncodeTiled (x of the {family} kernel: {:?} at {x:p}, M = {m}, K = {k}, row stride {stride_bytes} bytes, box {BOX_K} x {rows})",
             p.dtype
         ),
     )?;
-    arg.tma = 1;
-    Ok((arg, XPath::Tma))
+    Ok(())
 }
 
 #[cfg(test)]
@@ -200,6 +239,12 @@ mod tests {
     #[test]
     fn tma_only_where_m_fills_a_tile() {
         assert!(!tma_pays(32, 64) && tma_pays(64, 64) && tma_pays(300, 256) && !tma_pays(255, 256));
+    }
+
+    #[test]
+    fn bwg_boxes_cover_m_in_whole_swizzle_atoms() {
+        assert_eq!([box_rows(1, 16), box_rows(9, 16), box_rows(16, 16)], [8, 16, 16]);
+        assert_eq!([box_rows(17, 32), box_rows(33, 64), box_rows(64, 64), box_rows(60, 64)], [24, 40, 64, 64]);
     }
 
     #[test]

@@ -40,7 +40,7 @@ impl Caps {
 
 /// Whether the device described by `caps` can run variant `v` at all.
 pub fn runs_on(v: &Variant, caps: &Caps) -> bool {
-    !matches!(v.family, Family::Wg | Family::Bulk) || caps.wgmma
+    !matches!(v.family, Family::Wg | Family::Bulk | Family::Bwg) || caps.wgmma
 }
 
 /// A launch decision.
@@ -94,7 +94,7 @@ fn env_value(cell: &EnvOverride) -> Option<i64> {
     cell.get().and_then(|r| r.clone().ok()).flatten()
 }
 
-/// Benchmark override of the bulk family's split: `MATE_BULK_SPLIT=<n>` makes every bulk plan
+/// Benchmark override of the persistent families' split: `MATE_BULK_SPLIT=<n>` makes every bulk and bwg plan
 /// split K over n CTAs per tile (clamped to the K chunks). Read once, at the first plan; a
 /// malformed value fails that call (and every later one) with a named error.
 pub const BULK_SPLIT_ENV: &str = "MATE_BULK_SPLIT";
@@ -167,6 +167,8 @@ pub fn serves(v: &Variant, p: &Problem) -> bool {
             Family::Dect => p.m <= v.tm as i64,
             // Activation rows are bulk-copied (a gather is not): no act order, no shard frames.
             Family::Bulk => p.m <= v.tm as i64 && !p.meta.has_perm && (v.pre || p.meta.group() % 64 == 0),
+            // x arrives in TMA boxes (no gather); pre-scale serves every group size.
+            Family::Bwg => p.m <= v.tm as i64 && !p.meta.has_perm,
             Family::Wmma | Family::Wg => true,
         }
 }
@@ -264,12 +266,22 @@ pub fn prefer_bulk(p: &Problem, sms: i64) -> bool {
 /// cost more in partials, reductions and pipeline restarts than it saved (Llama-8B gate_up 26 ->
 /// 37 us at split 2, qkv 7.8 -> 11.7 us at split 4).
 pub fn bulk_split(p: &Problem, sms: i64, tm: u32, tn: u32, pre: bool) -> i64 {
+    persistent_split(p, sms, tn, variants::bulk_chunks_per_stage(tm, tn, pre))
+}
+
+/// The split rule of the persistent families (bulk, bwg) for tiles of `tn` features and stages of
+/// `ch` chunks: [`bulk_split`] says why.
+fn persistent_split(p: &Problem, sms: i64, tn: u32, ch: u32) -> i64 {
     if let Some(s) = env_value(&BULK_SPLIT) {
         return s.clamp(1, p.k() / 64);
     }
     let tiles = (p.n() / tn as i64).max(1);
-    let ch = variants::bulk_chunks_per_stage(tm, tn, pre) as i64;
-    (sms * BULK_CTAS_PER_SM / tiles).clamp(1, (p.k() / 64 / ch).max(1))
+    (sms * BULK_CTAS_PER_SM / tiles).clamp(1, (p.k() / 64 / ch as i64).max(1))
+}
+
+/// bwg: CTAs per tile splitting its K, by the bulk family's rule ([`bulk_split`]).
+pub fn bwg_split(p: &Problem, sms: i64, tm: u32, tn: u32) -> i64 {
+    persistent_split(p, sms, tn, variants::bwg_chunks_per_stage(tm))
 }
 
 /// bulk: CTAs of the persistent grid for `split` (at most two per SM, at most one per item).
@@ -416,6 +428,12 @@ fn plan_uncached(p: &Problem, caps: &Caps, sms: i64, forced: Option<String>) -> 
             let split = if v.split { bulk_split(p, sms, v.tm, v.tn, v.pre).max(2).min(p.k() / 64) } else { 1 };
             // kernels/bulk.cuh: fp32 partial tiles [tile][split][tm * tn], then one ticket per tile;
             // the split travels in total_warps, the grid is persistent.
+            let ws = if v.split { (tiles_n * split * (v.tm * v.tn) as i64 * 4 + tiles_n * 4 + 255) / 256 * 256 } else { 0 };
+            ([bulk_ctas(p, sms, split, v.tn), 1, 1], split, 0, ws)
+        }
+        Family::Bwg => {
+            let split = if v.split { bwg_split(p, sms, v.tm, v.tn).max(2).min(p.k() / 64) } else { 1 };
+            // kernels/bwg.cuh: fp32 partial tiles [tile][split][tm * tn], then one ticket per tile.
             let ws = if v.split { (tiles_n * split * (v.tm * v.tn) as i64 * 4 + tiles_n * 4 + 255) / 256 * 256 } else { 0 };
             ([bulk_ctas(p, sms, split, v.tn), 1, 1], split, 0, ws)
         }

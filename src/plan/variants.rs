@@ -23,6 +23,10 @@ pub enum Family {
     /// memory into mma.sync; a persistent grid over (tile, K split) items (kernels/bulk.cuh).
     /// No act order.
     Bulk,
+    /// Hopper, 9-64 tokens: the bulk family's producer warp (weights and scales by bulk copies,
+    /// x by TMA boxes) feeding two wgmma consumer warpgroups (the wg family's product); the same
+    /// persistent (tile, K split) items. Pre-scale, no act order (kernels/bwg.cuh).
+    Bwg,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -37,7 +41,7 @@ pub struct Variant {
     pub tn: u32,
     /// Warps per CTA (dec: warps splitting K; bulk: consumers plus one producer warp).
     pub wk: u32,
-    /// dec: shared-memory ring stages per warp (p - 1 units in flight); wg, bulk: per CTA.
+    /// dec: shared-memory ring stages per warp (p - 1 units in flight); wg, bulk, bwg: per CTA.
     pub p: u32,
     /// dec: warps may split a stripe group's K (partials in the workspace); bulk: items split a
     /// tile's K (the split in total_warps); wg: CTAs of grid.z
@@ -79,6 +83,13 @@ impl Variant {
                 let phases = (self.wk - 1) / (ns / self.bulk_stripes_per_warp());
                 self.p * (stage + 16) + phases.saturating_sub(1).max(1) * ns * self.tm.div_ceil(8) * 512
             }
+            // kernels/bwg.cuh stage_bytes() per stage (rounded to 1024), 16 bytes of mbarriers
+            // per stage, and slack to align the ring to 1024 bytes (the x boxes' swizzle).
+            Family::Bwg => {
+                let ch = bwg_chunks_per_stage(self.tm);
+                let per_chunk = self.tm * 128 + (self.tn / 16) * 512 + 2 * (self.tn * 2 + if self.zeros { self.tn / 2 } else { 0 });
+                self.p * ((ch * per_chunk).div_ceil(1024) * 1024 + 16) + 1024
+            }
         }
     }
 
@@ -103,6 +114,15 @@ pub fn bulk_chunks_per_stage(tm: u32, tn: u32, pre: bool) -> u32 {
         4
     } else {
         8
+    }
+}
+
+/// bwg: K chunks (of 64) per stage for token tile `tm` (kernels/bwg.cuh chunks_per_stage()).
+pub fn bwg_chunks_per_stage(tm: u32) -> u32 {
+    if tm >= 64 {
+        2
+    } else {
+        4
     }
 }
 

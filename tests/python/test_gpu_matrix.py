@@ -135,7 +135,7 @@ def forced():
 
 
 def _tile_m(sym):
-    tiled = any(f in sym for f in ("_dec_", "_dect_", "_wg_", "_bulk_"))
+    tiled = any(f in sym for f in ("_dec_", "_dect_", "_wg_", "_bulk_", "_bwg_"))
     return int(sym.split("_m")[1].split("_")[0]) if tiled else 4096
 
 
@@ -154,9 +154,9 @@ def test_every_variant_forced(sym, forced):
     dtype = torch.bfloat16 if "_bf16_" in sym else torch.float16
     sym_cfg = "_sym" in sym
     forced(sym)
-    act0 = "_bulk_" not in sym
-    # bulk tiles are 32 or 128 features wide (N % 128 == 0); the other families get N = 320
-    for (K, N), g, act in (((384, 320 if "_bulk_" not in sym else 384), 64, act0), ((1536, 2048), 128, False)):
+    persistent = "_bulk_" in sym or "_bwg_" in sym  # no act order; tiles of 32 or 128 features
+    # the persistent families need N % 128 == 0; the other families get N = 320
+    for (K, N), g, act in (((384, 384 if persistent else 320), 64, not persistent), ((1536, 2048), 128, False)):
         for M in _m_values(sym):
             ck = random_gptq(K, N, g, sym_cfg, dtype, "cuda", desc_act=act)
             fr = frame_from_gptq_v2(ck)
@@ -234,6 +234,30 @@ def test_wg_variants_parity(dtype, sym, forced):
     total, col = errors(whole[0], reference(ck, x, None))
     assert total <= BOUND[dtype] and col <= 5 * BOUND[dtype]
     check_splits(forced, [v for v in VARIANTS if prefix in v and v.endswith("_split")], x, fr, whole[0], dtype)
+
+
+@pytest.mark.parametrize("tile,M", [("_m16_n128_", 11), ("_m32_n128_", 17), ("_m32_n128_", 32), ("_m64_n128_", 45)])
+@pytest.mark.parametrize("dtype,sym,g", [(torch.float16, True, 128), (torch.bfloat16, False, 32), (torch.float16, False, -1)])
+def test_bwg_variants_parity(dtype, sym, g, tile, M, forced):
+    """bwg family (x by TMA boxes of M rounded up to 8 rows), each token tile: the whole-K variant
+    matches the float64 reference with a partial last stage (K = 4224 is 66 chunks), on contiguous
+    x and on x rows padded to a wider stride (the tensor map's stride); split variants are
+    bit-identical across reruns for each SM count and close to whole K."""
+    dt = "bf16" if dtype == torch.bfloat16 else "f16"
+    prefix = f"_bwg_{dt}_{'sym' if sym else 'zp'}{tile}"
+    ck = random_gptq(4224, 2048, g, sym, dtype, "cuda")
+    fr = frame_from_gptq_v2(ck)
+    x = torch.randn(M, 4224, device="cuda").to(dtype)
+    padded = torch.randn(M, 4224 + 64, device="cuda").to(dtype)[:, :4224]
+    padded.copy_(x)
+    (whole,) = [v for v in VARIANTS if prefix in v and v.endswith("_whole")]
+    forced(whole)
+    w = run_out(x, fr)
+    total, col = errors(w, reference(ck, x, None))
+    assert total <= BOUND[dtype] and col <= 5 * BOUND[dtype], (whole, total, col)
+    assert torch.equal(run_out(padded, fr), w), "a padded row stride changes the result"
+    (split,) = [v for v in VARIANTS if prefix in v and v.endswith("_split")]
+    check_splits(forced, [split], x, fr, w, dtype)
 
 
 @pytest.mark.parametrize("tile,M", [("_m1_n32_", 1), ("_m8_n128_", 5), ("_m16_n128_", 16)])

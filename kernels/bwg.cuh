@@ -1,0 +1,275 @@
+// Family "bwg": Hopper, 9-64 tokens. The wgmma product of the wg family (out^T = W^T x^T: the
+// dequantized weights are the register operand A, the activation tile is operand B, read by the
+// tensor cores from shared memory) fed by the bulk family's producer warp. The wg family makes its
+// consumers copy and dequantize in turn and measured 2.6-4.7x the pure read at M = 32-64; the
+// bulk family's mma.sync reads every activation row into the registers of every warp (8x the x
+// bytes at 128 features), which grows with M. Here one producer warp streams each stage (the
+// weights of TN/16 frame-v2 stripes and the scale rows by bulk copies, the x tile of each chunk
+// by one TMA box with 128-byte swizzle), P stages in flight at no register cost; the consumer
+// warpgroups only dequantize and issue wgmma.
+//
+// Work: as in kernels/bulk.cuh, an item is TN features x one of S K ranges (S = p.total_warps with
+// kSplit, else 1) and the grid is persistent. A stage is CH chunks of 64 K (chunks_per_stage). A
+// consumer warpgroup owns 64 features (warp w: stripe w of the tile, rows 16 (w % 4) of its
+// wgmma), every chunk of the item; the split reduction is the wg family's (fp32 partials, the last
+// arriver sums them in split order: deterministic, no atomic adds).
+//
+// Frame v2 stores lane (g, ci)'s 16 bytes in lane order (bulk copies keep it); wgmma step j
+// needs the k range [16j, 16j+16) from every lane, which lane (g, j) holds: each lane reads lane
+// (g, j)'s 16 bytes (one 128-bit load per step: a quarter warp touches two such pieces, 64 bytes
+// apart, so no bank conflicts) and picks its two words with one byte permute, as kernels/wg.cuh.
+//
+// The TMA box has min(TM, M rounded up to 8) rows (src/device/tma.rs box_rows, the same rule):
+// rows past M inside the box arrive as zeros, rows past the box are stale shared memory that only
+// reaches output columns of tokens >= M, which are never stored. No act order (x arrives in
+// boxes, not gathered); the planner sends act-order frames elsewhere.
+#pragma once
+#include "bulk.cuh"
+#include "dec.cuh"
+#include "mbarrier.cuh"
+#include "wg.cuh"
+
+namespace mate {
+namespace bwg {
+
+// K chunks (of 64) per stage: 4, and 2 with 64-token tiles (their x boxes are 8 KB a chunk; 2 x
+// 4 stages keep two CTAs per SM and more than one stage in flight). Mirrored by
+// Variant::bwg_chunks_per_stage in src/plan/variants.rs.
+template <int TM>
+__host__ __device__ constexpr int chunks_per_stage() { return TM >= 64 ? 2 : 4; }
+
+// Bytes of one stage: CH x boxes (TM x 128 bytes each, 1024-aligned for the swizzle), the
+// stripes' CH x 512 bytes, two scale (and zero-point) rows per chunk (group 32 has two), rounded
+// up to 1024. Mirrored by Variant::dynamic_smem (plus P mbarrier pairs and 1024 bytes of
+// alignment slack).
+template <int TM, int TN, bool kZeros>
+__host__ __device__ constexpr int stage_bytes() {
+  return (chunks_per_stage<TM>() * (TM * 128 + (TN / 16) * 512 + 2 * (TN * 2 + (kZeros ? TN / 2 : 0))) + 1023) / 1024 * 1024;
+}
+
+__device__ __forceinline__ uint4 lds128(uint32_t addr) {
+  uint4 v;
+  asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
+  return v;
+}
+
+}  // namespace bwg
+
+template <int TM>
+constexpr int bwg_min_blocks = 2;
+
+// WK warps: WC = WK - 1 consumers (WC / 4 warpgroups, TN = 16 WC), then the producer.
+template <typename T, bool kZeros, int TM, int TN, int WK, int P, bool kSplit, bool kPre>
+__device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa) {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using namespace wg;
+  using bulk::bulk_copy;
+  using dec::Deq;
+  constexpr int WC = WK - 1, NS = TN / 16;
+  constexpr int CH = bwg::chunks_per_stage<TM>();
+  static_assert(WC % 4 == 0 && NS == WC && kPre && P >= 2 && (TM == 16 || TM == 32 || TM == 64), "bad bwg tile");
+  constexpr int kX = 0;                      // CH boxes of TM x 128 bytes
+  constexpr int kW = CH * TM * 128;          // NS stripes x CH x 512 bytes
+  constexpr int kS = kW + NS * CH * 512;     // 2 CH scale rows of TN halves
+  constexpr int kZ = kS + 2 * CH * TN * 2;   // 2 CH zero-point rows of TN / 8 words
+  constexpr int kStage = bwg::stage_bytes<TM, TN, kZeros>();
+  constexpr int NACC = TM / 2;
+  extern __shared__ unsigned char smem_raw[];
+  const uint32_t sbase = (bulk::smem_u32(smem_raw) + 1023u) & ~1023u;
+  const uint32_t full0 = sbase + P * kStage;  // P full barriers, then P empty barriers
+  const uint32_t empty0 = full0 + 8 * P;
+
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const int C = p.K >> 6;
+  const int M = p.M, N = p.N, G = p.group_size;
+  const int gs = (G & (G - 1)) == 0 ? __ffs(G) - 1 : 31;  // per channel: k >> 31 = group 0
+  const int rows = min(TM, (M + 7) & ~7);                 // the TMA box (src/device/tma.rs box_rows)
+  const int S = kSplit ? p.total_warps : 1;
+  const int tiles = N / TN, items = tiles * S;
+  struct Item {
+    int tile, z, cb, ce, nst;
+  };
+  auto item_of = [&](int i) {
+    Item t;
+    t.tile = i / S;
+    t.z = i - t.tile * S;
+    t.cb = (t.z * C) / S;
+    t.ce = ((t.z + 1) * C) / S;
+    t.nst = (t.ce - t.cb + CH - 1) / CH;
+    return t;
+  };
+
+  if (threadIdx.x == 0) {
+    for (int i = 0; i < P; ++i) {
+      mbar_init(full0 + 8 * i, 1);
+      mbar_init(empty0 + 8 * i, WC);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __syncthreads();
+
+  if (warp == WC) {
+    // Producer warp: lane 0 announces a stage's bytes, then the lanes issue its copies.
+    const uint64_t stream = bulk::policy_evict_first(), keep = bulk::policy_evict_last();
+    const char* qw = reinterpret_cast<const char*>(p.qweight);
+    const T* sc = static_cast<const T*>(p.scales);
+    int ring = 0;
+    for (int item = blockIdx.x; item < items; item += gridDim.x) {
+      const Item w = item_of(item);
+      const int stripe0 = w.tile * NS;
+      for (int it = 0; it < w.nst; ++it, ++ring) {
+        const int slot = ring % P;
+        if (ring >= P) mbar_wait(empty0 + 8 * slot, ((ring / P) - 1) & 1);
+        const int c0 = w.cb + it * CH, nch = min(CH, w.ce - c0);
+        const int g0 = (c0 * 64) >> gs, g1 = ((c0 + nch) * 64 - 1) >> gs;
+        const int srows = g1 - g0 + 1;
+        const uint32_t full = full0 + 8 * slot, st = sbase + slot * kStage;
+        const uint32_t bytes = NS * nch * 512 + nch * rows * 128 + srows * TN * 2 + (kZeros ? srows * (TN / 2) : 0);
+        if (lane == 0) mbar_expect_tx(full, bytes);
+        __syncwarp();
+        const int ncopy = NS + nch + srows * (kZeros ? 2 : 1);
+        for (int i = lane; i < ncopy; i += 32) {
+          if (i < NS) {
+            bulk_copy(st + kW + i * (CH * 512), qw + (static_cast<int64_t>(stripe0 + i) * C + c0) * 512, nch * 512, full, stream);
+          } else if (i < NS + nch) {
+            const int c = i - NS;
+            tma_x(st + kX + c * (TM * 128), xa, (c0 + c) * 64, 0, full);
+          } else if (i < NS + nch + srows) {
+            const int r = i - NS - nch;
+            bulk_copy(st + kS + r * (TN * 2), sc + static_cast<int64_t>(g0 + r) * N + stripe0 * 16, TN * 2, full, keep);
+          } else {
+            const int r = i - NS - nch - srows;
+            bulk_copy(st + kZ + r * (TN / 2), p.zeros + static_cast<int64_t>(g0 + r) * (N >> 3) + stripe0 * 2, TN / 2, full, keep);
+          }
+        }
+      }
+    }
+    return;
+  }
+
+  // Consumer warps.
+  const int g = lane >> 2, ci = lane & 3;
+  const bool hi = (ci >> 1) != 0;
+  const uint32_t sel = (ci & 1) ? 0x7351u : 0x6240u;
+  T* __restrict__ out = static_cast<T*>(p.out);
+  const T* __restrict__ bias = static_cast<const T*>(p.bias);
+  int ring = 0;
+  int pending = -1;  // the slot whose last wgmma may still read it: released after the next wait
+  uint32_t cur[4][4];
+  for (int item = blockIdx.x; item < items; item += gridDim.x) {
+    const Item wk = item_of(item);
+    float acc[NACC];  // no zero fill: the item's first wgmma ignores the accumulator (scale-d = 0)
+    int fresh = 1;
+    for (int it = 0; it < wk.nst; ++it, ++ring) {
+      const int slot = ring % P;
+      mbar_wait(full0 + 8 * slot, (ring / P) & 1);
+      const int c0 = wk.cb + it * CH, nch = min(CH, wk.ce - c0);
+      const int g0 = (c0 * 64) >> gs;
+      const uint32_t st = sbase + slot * kStage;
+      for (int j = 0; j < nch; ++j) {
+        // Shared-memory reads first: they overlap the previous chunk's wgmma.
+        uint32_t w[4];
+        const uint32_t wb = st + kW + warp * (CH * 512) + j * 512 + g * 64;
+#pragma unroll
+        for (int s = 0; s < 4; ++s) {
+          const uint4 v = bwg::lds128(wb + s * 16);  // lane (g, s)'s 16 bytes
+          w[s] = prmt(hi ? v.y : v.x, hi ? v.w : v.z, sel);
+        }
+        unsigned short sv[2][2];
+        int zv[2][2] = {{8, 8}, {8, 8}};
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          if (h == 1 && G >= 64) break;
+          const int srow = (((c0 + j) * 64 + h * 32) >> gs) - g0;
+          const uint32_t sa = st + kS + srow * (TN * 2) + (warp * 16 + g) * 2;
+          asm volatile("ld.shared.u16 %0, [%1];" : "=h"(sv[h][0]) : "r"(sa));
+          asm volatile("ld.shared.u16 %0, [%1];" : "=h"(sv[h][1]) : "r"(sa + 16));
+          if constexpr (kZeros) {
+            const uint32_t za = st + kZ + srow * (TN / 2) + warp * 8;
+            zv[h][0] = (lds32(za) >> (4 * g)) & 0xF;
+            zv[h][1] = (lds32(za + 4) >> (4 * g)) & 0xF;
+          }
+        }
+        // The register-operand rule (kernels/wg.cuh): the previous chunk's wgmma must be done
+        // before `cur` is rewritten; once it is, the stage it read can go back to the producer.
+        wait0();
+        if (pending >= 0) {
+          __syncwarp();
+          if (lane == 0) mbar_arrive(empty0 + 8 * pending);
+          pending = -1;
+        }
+        Deq<T> dq;
+#pragma unroll
+        for (int s = 0; s < 4; ++s) {
+          const int h = (G < 64 && s >= 2) ? 1 : 0;
+          if (s == 0 || (G < 64 && s == 2))
+            dq.set(*reinterpret_cast<const T*>(&sv[h][0]), *reinterpret_cast<const T*>(&sv[h][1]), zv[h][0], zv[h][1]);
+          dq(w[s], cur[s]);
+        }
+        fence();
+#pragma unroll
+        for (int s = 0; s < 4; ++s)
+          Wgmma<T, TM>::run(acc, cur[s], desc_sw128(st + kX + j * (TM * 128) + s * 32), (fresh && s == 0) ? 0 : 1);
+        commit();
+        fresh = 0;
+      }
+      pending = slot;
+    }
+    wait0();
+    if (pending >= 0) {
+      __syncwarp();
+      if (lane == 0) mbar_arrive(empty0 + 8 * pending);
+      pending = -1;
+    }
+    if (fresh) {  // an item without chunks (the planner never makes one): its sum is zero
+#pragma unroll
+      for (int i = 0; i < NACC; ++i) acc[i] = 0.f;
+    }
+
+    // Accumulator fragment (kernels/wg.cuh): acc[4i + r] is feature row g (+8 for r >= 2) of this
+    // warp's stripe, token 8i + 2ci (+1 for odd r).
+    if constexpr (kSplit) {
+      float* part = static_cast<float*>(p.workspace);
+      int* tickets = reinterpret_cast<int*>(part + static_cast<int64_t>(tiles) * S * (TM * TN));
+      float* mine = part + (static_cast<int64_t>(wk.tile) * S + wk.z) * (TM * TN);
+#pragma unroll
+      for (int i = 0; i < NACC; ++i) mine[i * (WC * 32) + threadIdx.x] = acc[i];
+      __threadfence();
+      asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
+      __shared__ int last;
+      if (threadIdx.x == 0) last = (atomicAdd(tickets + wk.tile, 1) == S - 1);
+      asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
+      // uniform over the consumers; thread 0 writes `last` again only after the next item's first
+      // barrier, which every consumer reaches after reading it here
+      if (!last) continue;
+      __threadfence();
+      const float* all = part + static_cast<int64_t>(wk.tile) * S * (TM * TN);
+#pragma unroll
+      for (int i = 0; i < NACC; ++i) acc[i] = 0.f;
+      for (int zz = 0; zz < S; ++zz) {
+#pragma unroll
+        for (int i = 0; i < NACC; ++i) acc[i] += __ldcg(all + static_cast<int64_t>(zz) * (TM * TN) + i * (WC * 32) + threadIdx.x);
+      }
+      if (threadIdx.x == 0) tickets[wk.tile] = 0;
+    }
+    const int n = wk.tile * TN + warp * 16 + g;
+    float b0 = 0.f, b1 = 0.f;
+    if (bias != nullptr) {
+      b0 = Num<T>::to_f(bias[n]);
+      b1 = Num<T>::to_f(bias[n + 8]);
+    }
+#pragma unroll
+    for (int i = 0; i < TM / 8; ++i) {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int tok = 8 * i + 2 * ci + (r & 1);
+        if (tok < M) out[static_cast<int64_t>(tok) * N + n + ((r >> 1) << 3)] = Num<T>::from_f(acc[4 * i + r] + ((r >> 1) ? b1 : b0));
+      }
+    }
+  }  // items
+#else
+  __trap();  // the planner never selects this family below sm_90a
+#endif
+}
+
+}  // namespace mate

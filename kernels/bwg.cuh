@@ -154,8 +154,26 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   T* __restrict__ out = static_cast<T*>(p.out);
   const T* __restrict__ bias = static_cast<const T*>(p.bias);
   int ring = 0;
-  int pending = -1;  // the slot whose last wgmma may still read it: released after the next wait
-  uint32_t cur[4][4];
+  // Two A register sets, alternating by chunk: chunk q dequantizes into one while chunk q - 1's
+  // wgmma still reads the other (the register-operand rule of kernels/wg.cuh holds: before set
+  // q & 1 is rewritten, `wgmma.wait_group 1` has retired chunk q - 2, its last reader).
+  uint32_t cur0[4][4], cur1[4][4];
+  int q = 0;  // chunks issued by this warp so far (all items)
+  // Stages whose wgmma may still read them: (slot, last chunk), oldest first; a stage goes back
+  // to the producer once its last chunk has retired.
+  int ps0 = -1, pq0 = 0, ps1 = -1, pq1 = 0;
+  auto release = [&](int retired) {  // chunks <= retired are done
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {
+      if (ps0 >= 0 && pq0 <= retired) {
+        __syncwarp();
+        if (lane == 0) mbar_arrive(empty0 + 8 * ps0);
+        ps0 = ps1;
+        pq0 = pq1;
+        ps1 = -1;
+      }
+    }
+  };
   for (int item = blockIdx.x; item < items; item += gridDim.x) {
     const Item wk = item_of(item);
     float acc[NACC];  // no zero fill: the item's first wgmma ignores the accumulator (scale-d = 0)
@@ -166,8 +184,8 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
       const int c0 = wk.cb + it * CH, nch = min(CH, wk.ce - c0);
       const int g0 = (c0 * 64) >> gs;
       const uint32_t st = sbase + slot * kStage;
-      for (int j = 0; j < nch; ++j) {
-        // Shared-memory reads first: they overlap the previous chunk's wgmma.
+      for (int j = 0; j < nch; ++j, ++q) {
+        // Shared-memory reads first: they overlap the previous chunks' wgmma.
         uint32_t w[4];
         const uint32_t wb = st + kW + warp * (CH * 512) + j * 512 + g * 64;
 #pragma unroll
@@ -190,37 +208,37 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
             zv[h][1] = (lds32(za + 4) >> (4 * g)) & 0xF;
           }
         }
-        // The register-operand rule (kernels/wg.cuh): the previous chunk's wgmma must be done
-        // before `cur` is rewritten; once it is, the stage it read can go back to the producer.
-        wait0();
-        if (pending >= 0) {
-          __syncwarp();
-          if (lane == 0) mbar_arrive(empty0 + 8 * pending);
-          pending = -1;
-        }
-        Deq<T> dq;
+        wait1();
+        release(q - 2);
+        auto issue = [&](uint32_t(&cur)[4][4]) {
+          Deq<T> dq;
 #pragma unroll
-        for (int s = 0; s < 4; ++s) {
-          const int h = (G < 64 && s >= 2) ? 1 : 0;
-          if (s == 0 || (G < 64 && s == 2))
-            dq.set(*reinterpret_cast<const T*>(&sv[h][0]), *reinterpret_cast<const T*>(&sv[h][1]), zv[h][0], zv[h][1]);
-          dq(w[s], cur[s]);
-        }
-        fence();
+          for (int s = 0; s < 4; ++s) {
+            const int h = (G < 64 && s >= 2) ? 1 : 0;
+            if (s == 0 || (G < 64 && s == 2))
+              dq.set(*reinterpret_cast<const T*>(&sv[h][0]), *reinterpret_cast<const T*>(&sv[h][1]), zv[h][0], zv[h][1]);
+            dq(w[s], cur[s]);
+          }
+          fence();
 #pragma unroll
-        for (int s = 0; s < 4; ++s)
-          Wgmma<T, TM>::run(acc, cur[s], desc_sw128(st + kX + j * (TM * 128) + s * 32), (fresh && s == 0) ? 0 : 1);
-        commit();
+          for (int s = 0; s < 4; ++s)
+            Wgmma<T, TM>::run(acc, cur[s], desc_sw128(st + kX + j * (TM * 128) + s * 32), (fresh && s == 0) ? 0 : 1);
+          commit();
+        };
+        if (q & 1) issue(cur1);
+        else issue(cur0);
         fresh = 0;
       }
-      pending = slot;
+      if (ps0 < 0) {
+        ps0 = slot;
+        pq0 = q - 1;
+      } else {
+        ps1 = slot;
+        pq1 = q - 1;
+      }
     }
     wait0();
-    if (pending >= 0) {
-      __syncwarp();
-      if (lane == 0) mbar_arrive(empty0 + 8 * pending);
-      pending = -1;
-    }
+    release(q - 1);
     if (fresh) {  // an item without chunks (the planner never makes one): its sum is zero
 #pragma unroll
       for (int i = 0; i < NACC; ++i) acc[i] = 0.f;

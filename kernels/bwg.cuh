@@ -53,6 +53,26 @@ __device__ __forceinline__ uint4 lds128(uint32_t addr) {
   return v;
 }
 
+// One packed word (frame v2, reordered for wgmma step s) -> the four A registers of that step,
+// scaled before the MMA: rows g / g + 8 have scales s0 / s1 (both halves of each word) and zero
+// constants zl (rows g) / zh (rows g + 8) from zc() in bwg_body.
+template <typename T>
+__device__ __forceinline__ void deq(uint32_t w, uint32_t a[4], uint32_t s0, uint32_t s1, uint32_t zl, uint32_t zh) {
+  if constexpr (std::is_same<T, __half>::value) {
+    const __half2 k16 = __half2half2(__ushort_as_half(0x2C00));  // 1/16
+    const uint32_t w8 = w >> 8;
+    a[0] = dec::as_u32(__hmul2(__hsub2(dec::as_h2(dec::lop_or(w, 0x000F000F, 0x64006400)), dec::as_h2(zl)), dec::as_h2(s0)));
+    a[1] = dec::as_u32(__hmul2(__hfma2(dec::as_h2(dec::lop_or(w, 0x00F000F0, 0x64006400)), k16, dec::as_h2(zh)), dec::as_h2(s1)));
+    a[2] = dec::as_u32(__hmul2(__hsub2(dec::as_h2(dec::lop_or(w8, 0x000F000F, 0x64006400)), dec::as_h2(zl)), dec::as_h2(s0)));
+    a[3] = dec::as_u32(__hmul2(__hfma2(dec::as_h2(dec::lop_or(w8, 0x00F000F0, 0x64006400)), k16, dec::as_h2(zh)), dec::as_h2(s1)));
+  } else {
+    a[0] = dec::as_u32(__hmul2(__hsub2(dec::as_b2(dec::lop_or(w, 0x000F000F, 0x43004300)), dec::as_b2(zl)), dec::as_b2(s0)));
+    a[1] = dec::as_u32(__hmul2(__hsub2(dec::as_b2(dec::lop_or(w >> 4, 0x000F000F, 0x43004300)), dec::as_b2(zh)), dec::as_b2(s1)));
+    a[2] = dec::as_u32(__hmul2(__hsub2(dec::as_b2(dec::lop_or(w >> 8, 0x000F000F, 0x43004300)), dec::as_b2(zl)), dec::as_b2(s0)));
+    a[3] = dec::as_u32(__hmul2(__hsub2(dec::as_b2(dec::lop_or(w >> 12, 0x000F000F, 0x43004300)), dec::as_b2(zh)), dec::as_b2(s1)));
+  }
+}
+
 }  // namespace bwg
 
 template <int TM>
@@ -64,7 +84,6 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using namespace wg;
   using bulk::bulk_copy;
-  using dec::Deq;
   constexpr int WC = WK - 1, NS = TN / 16;
   constexpr int CH = bwg::chunks_per_stage<TM>();
   static_assert(WC % 4 == 0 && NS == WC && kPre && P >= 2 && (TM == 16 || TM == 32 || TM == 64), "bad bwg tile");
@@ -154,92 +173,86 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   T* __restrict__ out = static_cast<T*>(p.out);
   const T* __restrict__ bias = static_cast<const T*>(p.bias);
   int ring = 0;
-  // Two A register sets, alternating by chunk: chunk q dequantizes into one while chunk q - 1's
-  // wgmma still reads the other (the register-operand rule of kernels/wg.cuh holds: before set
-  // q & 1 is rewritten, `wgmma.wait_group 1` has retired chunk q - 2, its last reader).
-  uint32_t cur0[4][4], cur1[4][4];
-  int q = 0;  // chunks issued by this warp so far (all items)
-  // Stages whose wgmma may still read them: (slot, last chunk), oldest first; a stage goes back
-  // to the producer once its last chunk has retired.
-  int ps0 = -1, pq0 = 0, ps1 = -1, pq1 = 0;
-  auto release = [&](int retired) {  // chunks <= retired are done
-#pragma unroll
-    for (int i = 0; i < 2; ++i) {
-      if (ps0 >= 0 && pq0 <= retired) {
-        __syncwarp();
-        if (lane == 0) mbar_arrive(empty0 + 8 * ps0);
-        ps0 = ps1;
-        pq0 = pq1;
-        ps1 = -1;
-      }
-    }
+  // One A register set: the register-operand rule of kernels/wg.cuh makes each chunk wait for the
+  // previous chunk's wgmma before dequantizing (`wait_group 0`); the other warpgroup and CTA
+  // overlap it. Two sets alternating by chunk (`wait_group 1`) measured 5-10 % slower, and ptxas
+  // serializes the wgmma of the unrolled form (bench/NOTES.md, session 5).
+  uint32_t cur[4][4];
+  // Constants of the dequantization: fp16 1024 + z (a nibble in bits 0..3) and -(64 + z) (bits
+  // 4..7, value 1024 + 16q, scaled by 1/16); bf16 128 + z. Built with integer ops.
+  auto zc = [](int z, bool high) -> uint32_t {
+    if constexpr (std::is_same<T, __half>::value)
+      return high ? 0xD400D400u + static_cast<uint32_t>(z) * 0x00100010u : 0x64006400u + static_cast<uint32_t>(z) * 0x00010001u;
+    else
+      return 0x43004300u + static_cast<uint32_t>(z) * 0x00010001u;
   };
   for (int item = blockIdx.x; item < items; item += gridDim.x) {
     const Item wk = item_of(item);
     float acc[NACC];  // no zero fill: the item's first wgmma ignores the accumulator (scale-d = 0)
-    int fresh = 1;
     for (int it = 0; it < wk.nst; ++it, ++ring) {
       const int slot = ring % P;
       mbar_wait(full0 + 8 * slot, (ring / P) & 1);
       const int c0 = wk.cb + it * CH, nch = min(CH, wk.ce - c0);
       const int g0 = (c0 * 64) >> gs;
       const uint32_t st = sbase + slot * kStage;
-      for (int j = 0; j < nch; ++j, ++q) {
-        // Shared-memory reads first: they overlap the previous chunks' wgmma.
+      const uint32_t wbase = st + kW + warp * (CH * 512) + g * 64;
+      const uint32_t sbase_w = st + kS + (warp * 16 + g) * 2;
+#pragma unroll
+      for (int j = 0; j < CH; ++j) {
+        if (j >= nch) break;
+        // Shared-memory reads first: they overlap the previous chunk's wgmma.
         uint32_t w[4];
-        const uint32_t wb = st + kW + warp * (CH * 512) + j * 512 + g * 64;
 #pragma unroll
         for (int s = 0; s < 4; ++s) {
-          const uint4 v = bwg::lds128(wb + s * 16);  // lane (g, s)'s 16 bytes
+          const uint4 v = bwg::lds128(wbase + j * 512 + s * 16);  // lane (g, s)'s 16 bytes
           w[s] = prmt(hi ? v.y : v.x, hi ? v.w : v.z, sel);
         }
-        unsigned short sv[2][2];
-        int zv[2][2] = {{8, 8}, {8, 8}};
+        uint32_t sv[2], zl[2] = {zc(8, false), zc(8, false)}, zh[2] = {zc(8, true), zc(8, true)};
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          if (h == 1 && G >= 64) break;
+          if (h == 1 && G >= 64) {
+            sv[1] = sv[0];
+            zl[1] = zl[0];
+            zh[1] = zh[0];
+            break;
+          }
           const int srow = (((c0 + j) * 64 + h * 32) >> gs) - g0;
-          const uint32_t sa = st + kS + srow * (TN * 2) + (warp * 16 + g) * 2;
-          asm volatile("ld.shared.u16 %0, [%1];" : "=h"(sv[h][0]) : "r"(sa));
-          asm volatile("ld.shared.u16 %0, [%1];" : "=h"(sv[h][1]) : "r"(sa + 16));
+          unsigned short s0, s1;
+          asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s0) : "r"(sbase_w + srow * (TN * 2)));
+          asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s1) : "r"(sbase_w + srow * (TN * 2) + 16));
+          sv[h] = static_cast<uint32_t>(s0) | (static_cast<uint32_t>(s1) << 16);
           if constexpr (kZeros) {
             const uint32_t za = st + kZ + srow * (TN / 2) + warp * 8;
-            zv[h][0] = (lds32(za) >> (4 * g)) & 0xF;
-            zv[h][1] = (lds32(za + 4) >> (4 * g)) & 0xF;
+            const int z0 = (lds32(za) >> (4 * g)) & 0xF, z1 = (lds32(za + 4) >> (4 * g)) & 0xF;
+            zl[h] = zc(z0, false);
+            zh[h] = zc(z1, true);
+            if constexpr (!std::is_same<T, __half>::value) zh[h] = zc(z1, false);
           }
         }
-        wait1();
-        release(q - 2);
-        auto issue = [&](uint32_t(&cur)[4][4]) {
-          Deq<T> dq;
+        wait0();
+        if (j == 0 && it > 0) {  // the previous stage's last chunk has retired
+          __syncwarp();
+          if (lane == 0) mbar_arrive(empty0 + 8 * ((ring - 1) % P));
+        }
+        uint32_t(&a)[4][4] = cur;
 #pragma unroll
-          for (int s = 0; s < 4; ++s) {
-            const int h = (G < 64 && s >= 2) ? 1 : 0;
-            if (s == 0 || (G < 64 && s == 2))
-              dq.set(*reinterpret_cast<const T*>(&sv[h][0]), *reinterpret_cast<const T*>(&sv[h][1]), zv[h][0], zv[h][1]);
-            dq(w[s], cur[s]);
-          }
-          fence();
+        for (int s = 0; s < 4; ++s) {
+          const int h = s >> 1;
+          const uint32_t s0 = prmt(sv[h], 0, 0x1010), s1 = prmt(sv[h], 0, 0x3232);  // row g, row g + 8
+          bwg::deq<T>(w[s], a[s], s0, s1, zl[h], zh[h]);
+        }
+        fence();
 #pragma unroll
-          for (int s = 0; s < 4; ++s)
-            Wgmma<T, TM>::run(acc, cur[s], desc_sw128(st + kX + j * (TM * 128) + s * 32), (fresh && s == 0) ? 0 : 1);
-          commit();
-        };
-        if (q & 1) issue(cur1);
-        else issue(cur0);
-        fresh = 0;
-      }
-      if (ps0 < 0) {
-        ps0 = slot;
-        pq0 = q - 1;
-      } else {
-        ps1 = slot;
-        pq1 = q - 1;
+        for (int s = 0; s < 4; ++s)
+          Wgmma<T, TM>::run(acc, a[s], desc_sw128(st + kX + j * (TM * 128) + s * 32), (it == 0 && j == 0 && s == 0) ? 0 : 1);
+        commit();
       }
     }
     wait0();
-    release(q - 1);
-    if (fresh) {  // an item without chunks (the planner never makes one): its sum is zero
+    if (wk.nst > 0) {  // the item's last stage
+      __syncwarp();
+      if (lane == 0) mbar_arrive(empty0 + 8 * ((ring - 1) % P));
+    } else {  // an item without chunks (the planner never makes one): its sum is zero
 #pragma unroll
       for (int i = 0; i < NACC; ++i) acc[i] = 0.f;
     }

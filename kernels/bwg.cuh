@@ -1,4 +1,4 @@
-// Family "bwg": Hopper, 9-64 tokens. The wgmma product of the wg family (out^T = W^T x^T: the
+// Family "bwg": Hopper, 9-32 tokens. The wgmma product of the wg family (out^T = W^T x^T: the
 // dequantized weights are the register operand A, the activation tile is operand B, read by the
 // tensor cores from shared memory) fed by the bulk family's producer warp. The wg family makes its
 // consumers copy and dequantize in turn and measured 2.6-4.7x the pure read at M = 32-64; the
@@ -32,11 +32,9 @@
 namespace mate {
 namespace bwg {
 
-// K chunks (of 64) per stage: 4, and 2 with 64-token tiles (their x boxes are 8 KB a chunk; 2 x
-// 4 stages keep two CTAs per SM and more than one stage in flight). Mirrored by
-// Variant::bwg_chunks_per_stage in src/plan/variants.rs.
+// K chunks (of 64) per stage. Mirrored by BWG_CHUNKS_PER_STAGE in src/plan/variants.rs.
 template <int TM>
-__host__ __device__ constexpr int chunks_per_stage() { return TM >= 64 ? 2 : 4; }
+__host__ __device__ constexpr int chunks_per_stage() { return 4; }
 
 // Bytes of one stage: CH x boxes (TM x 128 bytes each, 1024-aligned for the swizzle), the
 // stripes' CH x 512 bytes, two scale (and zero-point) rows per chunk (group 32 has two), rounded
@@ -86,7 +84,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   using bulk::bulk_copy;
   constexpr int WC = WK - 1, NS = TN / 16;
   constexpr int CH = bwg::chunks_per_stage<TM>();
-  static_assert(WC % 4 == 0 && NS == WC && kPre && P >= 2 && (TM == 16 || TM == 32 || TM == 64), "bad bwg tile");
+  static_assert(WC % 4 == 0 && NS == WC && kPre && P >= 2 && (TM == 16 || TM == 32), "bad bwg tile");
   constexpr int kX = 0;                      // CH boxes of TM x 128 bytes
   constexpr int kW = CH * TM * 128;          // NS stripes x CH x 512 bytes
   constexpr int kS = kW + NS * CH * 512;     // 2 CH scale rows of TN halves

@@ -4,7 +4,7 @@
 use mate::call::{Device, Problem};
 use mate::frame::{FrameMeta, GROUP_SIZES};
 use mate::plan::{
-    bulk_split, plan, prefer_bulk, BULK_CTAS_PER_SM, prefer_cta_tiles, prefer_wgmma, resolve_sms, set_num_sms, Caps, Family, DEC_MAX_M, VARIANTS,
+    bulk_split, plan, prefer_bulk, prefer_bwg, BULK_CTAS_PER_SM, prefer_cta_tiles, prefer_wgmma, resolve_sms, set_num_sms, Caps, Family, DEC_MAX_M, VARIANTS,
 };
 use mate::tensor::DType;
 
@@ -46,7 +46,9 @@ fn every_envelope_configuration_has_a_variant() {
                         let v80 = &VARIANTS[plan(&p, &sm80).unwrap().variant];
                         let cta = prefer_cta_tiles(&p, 132);
                         let decode = if cta { Family::Dect } else { Family::Dec };
-                        if prefer_wgmma(&p) {
+                        if prefer_bwg(&p, 132) {
+                            assert_eq!(v.family, Family::Bwg, "M={m} K={k} N={n}");
+                        } else if prefer_wgmma(&p) {
                             assert_eq!(v.family, Family::Wg, "M={m} K={k} N={n}");
                         } else if prefer_bulk(&p, 132) {
                             assert_eq!(v.family, Family::Bulk, "M={m} K={k} N={n}");
@@ -239,6 +241,7 @@ fn decode_family_routing_is_pinned() {
 fn wgmma_routing_above_m16_is_pinned() {
     // Measured (bench/NOTES.md, "routing M = 17-64"): wgmma from M = 17 on every Llama projection
     // and Qwen2-1.5B gate_up/down; the decode families keep Qwen2-1.5B qkv and o up to M = 64.
+    // Since session 5 the bulk-fed wgmma family takes M = 17-32 where bwg_routing_is_pinned says.
     let caps = Caps::uniform(132, 2);
     for (k, n, wg) in [
         (4096, 6144, true),
@@ -252,9 +255,10 @@ fn wgmma_routing_above_m16_is_pinned() {
         (1536, 2048, false),
         (1536, 1536, false),
     ] {
-        for m in [17, 32, 64] {
-            let f = VARIANTS[plan(&problem(m, k, n, 128, false, DType::F16), &caps).unwrap().variant].family;
-            assert_eq!(f == Family::Wg, wg, "M={m} K={k} N={n}: {f:?}");
+        for m in [17, 32, 33, 64] {
+            let p = problem(m, k, n, 128, false, DType::F16);
+            let f = VARIANTS[plan(&p, &caps).unwrap().variant].family;
+            assert_eq!(f == Family::Wg, wg && !prefer_bwg(&p, 132), "M={m} K={k} N={n}: {f:?}");
         }
         let f = VARIANTS[plan(&problem(65, k, n, 128, false, DType::F16), &caps).unwrap().variant].family;
         assert_eq!(f, Family::Wg, "M=65 K={k} N={n}");
@@ -302,27 +306,75 @@ fn split_override_parses_or_names_the_rule() {
 }
 
 #[test]
+fn bwg_routing_is_pinned() {
+    // Hopper: bulk-fed wgmma at M = 17-32 on layers of >= 2^23 weights with N >= 2048 (every
+    // Llama shape, Qwen2-1.5B gate_up), and at M = 9-16 on layers of 2^23-2^25 weights with fewer
+    // than sms / 2 tiles (Llama-8B qkv and o, Qwen2-1.5B down); measured, bench/NOTES.md
+    // "Session 5". M <= 8, M > 32, act order and devices without wgmma never.
+    let caps = Caps::uniform(132, 2);
+    let fam = |m, k, n| VARIANTS[plan(&problem(m, k, n, 128, false, DType::F16), &caps).unwrap().variant].family;
+    for (k, n, m9_16, m17_32) in [
+        (4096, 6144, true, true),
+        (4096, 4096, true, true),
+        (4096, 28672, false, true),
+        (14336, 4096, false, true),
+        (8192, 10240, false, true),
+        (8192, 57344, false, true),
+        (28672, 8192, false, true),
+        (1536, 17920, false, true),
+        (8960, 1536, true, false),
+        (1536, 2048, false, false),
+        (1536, 1536, false, false),
+    ] {
+        for m in [1, 8, 9, 16, 17, 24, 32, 33, 64] {
+            let want = match m {
+                9..=16 => m9_16,
+                17..=32 => m17_32,
+                _ => false,
+            };
+            assert_eq!(fam(m, k, n) == Family::Bwg, want, "M={m} K={k} N={n}");
+        }
+    }
+    // the smallest token tile that holds M
+    for (m, tm) in [(9, 16), (16, 16), (17, 32), (32, 32)] {
+        let v = &VARIANTS[plan(&problem(m, 4096, 6144, 128, false, DType::F16), &caps).unwrap().variant];
+        assert_eq!((v.family, v.tm), (Family::Bwg, tm), "M={m}");
+    }
+    let mut act = problem(32, 4096, 28672, 128, false, DType::F16);
+    act.meta = FrameMeta::new(4096, 28672, 128, false, true).unwrap();
+    assert_ne!(VARIANTS[plan(&act, &caps).unwrap().variant].family, Family::Bwg, "act order");
+    let sm80 = Caps { wgmma: false, ..Caps::uniform(132, 2) };
+    assert_ne!(VARIANTS[plan(&problem(32, 4096, 28672, 128, false, DType::F16), &sm80).unwrap().variant].family, Family::Bwg);
+}
+
+#[test]
 fn bulk_routing_is_pinned() {
     // Hopper: the bulk-copy family at M = 1 on layers of > 2^24 weights, and from 2^23 where dect
     // would not fill the SMs (measured, bench/NOTES.md "bulk"); at M = 2-16 (128-feature tiles)
     // on layers of > 2^24 weights (bench/NOTES.md "Session 4"). Llama-8B o, the small Qwen2-1.5B
     // qkv/o, M > 16 and act-order frames stay on the other families.
     let caps = Caps::uniform(132, 2);
-    for (k, n, m1, wide) in [
-        (4096, 6144, true, true),
-        (4096, 4096, false, false),
-        (4096, 28672, true, true),
-        (14336, 4096, true, true),
-        (8192, 57344, true, true),
-        (28672, 8192, true, true),
-        (1536, 17920, true, true),
-        (8960, 1536, true, false),
-        (1536, 2048, false, false),
-        (1536, 1536, false, false),
+    // (M = 9-16 on Llama-8B qkv goes to bwg since session 5: bwg_routing_is_pinned.)
+    for (k, n, m1, m2_8, m9_16) in [
+        (4096, 6144, true, true, false),
+        (4096, 4096, false, false, false),
+        (4096, 28672, true, true, true),
+        (14336, 4096, true, true, true),
+        (8192, 57344, true, true, true),
+        (28672, 8192, true, true, true),
+        (1536, 17920, true, true, true),
+        (8960, 1536, true, false, false),
+        (1536, 2048, false, false, false),
+        (1536, 1536, false, false, false),
     ] {
         for m in [1, 2, 8, 9, 16, 17] {
             let v = &VARIANTS[plan(&problem(m, k, n, 128, false, DType::F16), &caps).unwrap().variant];
-            let want = if m == 1 { m1 } else { wide && m <= 16 };
+            let want = match m {
+                1 => m1,
+                2..=8 => m2_8,
+                9..=16 => m9_16,
+                _ => false,
+            };
             assert_eq!(v.family == Family::Bulk, want, "M={m} K={k} N={n}");
         }
     }

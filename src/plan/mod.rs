@@ -1,7 +1,9 @@
 //! The planner: which compiled variant serves a problem, with what grid, and how much workspace.
-//! Families are routed by M and size: on Hopper `Wg` (wgmma, token tile and K split from the cost
+//! Families are routed by M and size: on Hopper `Bwg` (bulk copies feeding wgmma, persistent grid)
+//! wherever [`prefer_bwg`] says (M = 17-32 on layers of 2^23 weights or more, some small layers at
+//! M = 9-16); then `Wg` (wgmma, token tile and K split from the cost
 //! model in [`cost`]) wherever [`prefer_wgmma`] says (M > 64, or M > 16 on layers of 2^23 weights
-//! or more); on Hopper at M = 1 `Bulk` (bulk copies, persistent grid) wherever [`prefer_bulk`] says;
+//! or more); on Hopper at M <= 16 `Bulk` (bulk copies, persistent grid) wherever [`prefer_bulk`] says;
 //! elsewhere, for M <= 64, the decode families (`Dect`, CTA tiles, where its CTAs fill the
 //! SMs — [`prefer_cta_tiles`]; else `Dec`, persistent warps with an optional split); above 64 on
 //! devices without wgmma, `Wmma`. Tile and split are chosen against the SM count this launch really gets
@@ -280,8 +282,8 @@ fn persistent_split(p: &Problem, sms: i64, tn: u32, ch: u32) -> i64 {
 }
 
 /// bwg: CTAs per tile splitting its K, by the bulk family's rule ([`bulk_split`]).
-pub fn bwg_split(p: &Problem, sms: i64, tm: u32, tn: u32) -> i64 {
-    persistent_split(p, sms, tn, variants::bwg_chunks_per_stage(tm))
+pub fn bwg_split(p: &Problem, sms: i64, tn: u32) -> i64 {
+    persistent_split(p, sms, tn, variants::BWG_CHUNKS_PER_STAGE)
 }
 
 /// bulk: CTAs of the persistent grid for `split` (at most two per SM, at most one per item).
@@ -306,8 +308,35 @@ pub fn prefer_wgmma(p: &Problem) -> bool {
     p.m > DEC_MAX_M || (p.m >= WG_MIN_M && p.k() * p.n() >= WG_MIN_WEIGHTS)
 }
 
+/// Whether the bulk-fed wgmma family serves `p` better than the others (Hopper only). Measured
+/// on the H200 (forced sweeps, bench/NOTES.md "Session 5", results/2026-11-29-bwg-sweep*.json):
+/// at M = 17-32 it beats wg by 1.2-1.3x on every Llama shape and Qwen2-1.5B gate_up (N >= 2048),
+/// not on Qwen2-1.5B down (N = 1536: 16.1 vs 14.0 us); at M = 9-16 it beats the bulk and CTA-tiled
+/// decode families only on layers of 2^23-2^25 weights with few 128-feature tiles (Llama-8B qkv
+/// 12.8 vs 16.2 us, Qwen2-1.5B down 12.0 vs 15.8 us), where the bulk family's 8-chunk stages
+/// leave its split items shallow; above 32 tokens its 64-token tile was no faster than wg (not
+/// built). No act order.
+pub fn prefer_bwg(p: &Problem, sms: i64) -> bool {
+    let weights = p.k() * p.n();
+    !p.meta.has_perm
+        && p.n() % 128 == 0
+        && match p.m {
+            9..=16 => (WG_MIN_WEIGHTS..=1 << 25).contains(&weights) && p.n() / 128 < sms / 2,
+            17..=32 => weights >= WG_MIN_WEIGHTS && p.n() >= 2048,
+            _ => false,
+        }
+}
+
 fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
     let candidates = VARIANTS.iter().enumerate().filter(|(_, v)| serves(v, p) && runs_on(v, caps));
+    if caps.wgmma && prefer_bwg(p, sms) {
+        // The smallest token tile that holds M; the split instantiation only where the plan splits.
+        let split = bwg_split(p, sms, 128) > 1;
+        let best = candidates.clone().filter(|(_, v)| v.family == Family::Bwg && v.split == split).min_by_key(|(_, v)| v.tm);
+        if let Some((i, _)) = best {
+            return Some(i);
+        }
+    }
     if caps.wgmma && prefer_wgmma(p) {
         return wg_shape(p, caps, sms, None).map(|(i, _)| i);
     }
@@ -432,7 +461,7 @@ fn plan_uncached(p: &Problem, caps: &Caps, sms: i64, forced: Option<String>) -> 
             ([bulk_ctas(p, sms, split, v.tn), 1, 1], split, 0, ws)
         }
         Family::Bwg => {
-            let split = if v.split { bwg_split(p, sms, v.tm, v.tn).max(2).min(p.k() / 64) } else { 1 };
+            let split = if v.split { bwg_split(p, sms, v.tn).max(2).min(p.k() / 64) } else { 1 };
             // kernels/bwg.cuh: fp32 partial tiles [tile][split][tm * tn], then one ticket per tile.
             let ws = if v.split { (tiles_n * split * (v.tm * v.tn) as i64 * 4 + tiles_n * 4 + 255) / 256 * 256 } else { 0 };
             ([bulk_ctas(p, sms, split, v.tn), 1, 1], split, 0, ws)

@@ -23,7 +23,7 @@ pub enum Family {
     /// memory into mma.sync; a persistent grid over (tile, K split) items (kernels/bulk.cuh).
     /// No act order.
     Bulk,
-    /// Hopper, 9-64 tokens: the bulk family's producer warp (weights and scales by bulk copies,
+    /// Hopper, 9-32 tokens: the bulk family's producer warp (weights and scales by bulk copies,
     /// x by TMA boxes) feeding two wgmma consumer warpgroups (the wg family's product); the same
     /// persistent (tile, K split) items. Pre-scale, no act order (kernels/bwg.cuh).
     Bwg,
@@ -86,7 +86,7 @@ impl Variant {
             // kernels/bwg.cuh stage_bytes() per stage (rounded to 1024), 16 bytes of mbarriers
             // per stage, and slack to align the ring to 1024 bytes (the x boxes' swizzle).
             Family::Bwg => {
-                let ch = bwg_chunks_per_stage(self.tm);
+                let ch = BWG_CHUNKS_PER_STAGE;
                 let per_chunk = self.tm * 128 + (self.tn / 16) * 512 + 2 * (self.tn * 2 + if self.zeros { self.tn / 2 } else { 0 });
                 self.p * ((ch * per_chunk).div_ceil(1024) * 1024 + 16) + 1024
             }
@@ -117,13 +117,7 @@ pub fn bulk_chunks_per_stage(tm: u32, tn: u32, pre: bool) -> u32 {
     }
 }
 
-/// bwg: K chunks (of 64) per stage for token tile `tm` (kernels/bwg.cuh chunks_per_stage()).
-pub fn bwg_chunks_per_stage(tm: u32) -> u32 {
-    if tm >= 64 {
-        2
-    } else {
-        4
-    }
-}
+/// bwg: K chunks (of 64) per stage (kernels/bwg.cuh chunks_per_stage()).
+pub const BWG_CHUNKS_PER_STAGE: u32 = 4;
 
 include!(concat!(env!("OUT_DIR"), "/variants.rs"));

@@ -236,7 +236,7 @@ def test_wg_variants_parity(dtype, sym, forced):
     check_splits(forced, [v for v in VARIANTS if prefix in v and v.endswith("_split")], x, fr, whole[0], dtype)
 
 
-@pytest.mark.parametrize("tile,M", [("_m16_n128_", 11), ("_m32_n128_", 17), ("_m32_n128_", 32), ("_m64_n128_", 45)])
+@pytest.mark.parametrize("tile,M", [("_m16_n128_", 11), ("_m16_n128_", 16), ("_m32_n128_", 17), ("_m32_n128_", 32)])
 @pytest.mark.parametrize("dtype,sym,g", [(torch.float16, True, 128), (torch.bfloat16, False, 32), (torch.float16, False, -1)])
 def test_bwg_variants_parity(dtype, sym, g, tile, M, forced):
     """bwg family (x by TMA boxes of M rounded up to 8 rows), each token tile: the whole-K variant

@@ -142,3 +142,32 @@ def test_graph_replay_reads_new_x_through_the_captured_map(force):
     g.replay()
     torch.cuda.synchronize()
     assert torch.equal(out, run_out(x, fr))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("M", [9, 20, 32])
+def test_routed_bwg_launches_take_x_by_tma_and_replay_new_x(M, force):
+    """The bwg family (kernels/bwg.cuh) has one x path, TMA boxes of M rounded up to 8 rows: a
+    routed call logs it, matches the float64 reference, and a graph replay reads the captured
+    buffer's new contents through the map encoded at capture."""
+    K, N = 4096, 6144  # Llama-8B qkv: bwg at M = 9-32 (tests/plan.rs bwg_routing_is_pinned)
+    ck = random_gptq(K, N, 128, True, torch.float16, "cuda")
+    fr = frame_from_gptq_v2(ck)
+    x = torch.randn(M, K, device="cuda").half()
+    out = [None]
+
+    def call():
+        out[0] = run_out(x, fr)
+
+    (rec,) = records(call)
+    assert "_bwg_" in rec["kernel"] and rec["x"] == "tma", rec
+    total, col = errors(out[0], reference(ck, x, None))
+    assert total <= BOUND[torch.float16] and col <= 5 * BOUND[torch.float16]
+    g = torch.cuda.CUDAGraph()
+    o = out[0]
+    with torch.cuda.graph(g):
+        run_out(x, fr, out=o)
+    x.copy_(torch.randn_like(x))
+    g.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(o, run_out(x, fr))

@@ -313,15 +313,21 @@ pub fn prefer_wgmma(p: &Problem) -> bool {
 /// at M = 17-32 it beats wg by 1.2-1.3x on every Llama shape and Qwen2-1.5B gate_up (N >= 2048),
 /// not on Qwen2-1.5B down (N = 1536: 16.1 vs 14.0 us); at M = 9-16 it beats the bulk and CTA-tiled
 /// decode families only on layers of 2^23-2^25 weights with few 128-feature tiles (Llama-8B qkv
-/// 12.8 vs 16.2 us, Qwen2-1.5B down 12.0 vs 15.8 us), where the bulk family's 8-chunk stages
-/// leave its split items shallow; above 32 tokens its 64-token tile was no faster than wg (not
-/// built). No act order.
+/// 12.6 vs 14.7 us, Qwen2-1.5B down 11.9 vs 15.5 us; results/2026-11-29-decode-s5-bwg.json),
+/// where the bulk family's 8-chunk stages leave its split items shallow, except where dect's CTAs
+/// fill one wave over a shallow K (Llama-8B o: 8.3 vs 10.3 us); above 32 tokens its 64-token tile
+/// was no faster than wg (not built). No act order.
 pub fn prefer_bwg(p: &Problem, sms: i64) -> bool {
     let weights = p.k() * p.n();
     !p.meta.has_perm
         && p.n() % 128 == 0
         && match p.m {
-            9..=16 => (WG_MIN_WEIGHTS..=1 << 25).contains(&weights) && p.n() / 128 < sms / 2,
+            9..=16 => {
+                // dect's 32-feature CTAs in one wave over a shallow K stay faster (Llama-8B o
+                // 8.3 vs 10.3 us)
+                let dect_one_wave = p.n() / 32 <= sms && p.k() <= 4096;
+                (WG_MIN_WEIGHTS..=1 << 25).contains(&weights) && p.n() / 128 < sms / 2 && !dect_one_wave
+            }
             17..=32 => weights >= WG_MIN_WEIGHTS && p.n() >= 2048,
             _ => false,
         }

@@ -261,7 +261,10 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
 #pragma unroll
         for (int t = 0; t < MT; ++t) {
           const int tok = t * 8 + g;
-          if (tok < M) {
+          // Token tiles of 8/16 load every staged row, also rows past M (stale shared memory):
+          // they reach only the MMA columns of tokens >= M, which are never stored, so no guard
+          // or zero fill per chunk. M = 1 stages one row: the others would lie outside it.
+          if (TM > 1 || tok < M) {
             const uint32_t a = st + kW + tok * kXP + j * 128 + ci * 32;
             asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];"
                          : "=r"(xb[t][0].x), "=r"(xb[t][0].y), "=r"(xb[t][0].z), "=r"(xb[t][0].w)

@@ -8,6 +8,13 @@ overload for callers that preallocate the output (and, optionally, the workspace
 reports through ``torch.ops.mate.w4a16_workspace_size``). Leading batch dims and bias are the
 op's: ``x`` is ``[..., K]``, the result ``[..., N]``.
 
+Workspace: on CUDA, ``forward`` passes a workspace shared by every ``W4A16Linear`` on the same
+device and stream (zeroed once, grown when a call needs more: each call leaves its tickets at
+zero), so plans that split K do not make the op allocate and zero a fresh one per call (a memset
+per layer). The bytes a token count needs are asked once per layer and token count. Calls on one stream run in order, so sharing is safe; CUDA graphs captured on one
+stream share it too and must not be replayed concurrently on different streams. Under
+``torch.compile`` and on CPU ``forward`` calls the functional op as before.
+
 Casting the module (``.half()``, ``.to(torch.bfloat16)``) casts ``scales`` and ``bias``: the
 activation dtype must match them (the op refuses a mismatch, naming both).
 """
@@ -21,6 +28,20 @@ from .frame import Frame, from_awq, from_compressed, from_gptq
 from .quantize import rtn_quantize
 
 __all__ = ["W4A16Linear"]
+
+
+# (device index, stream handle) -> zeroed uint8 workspace, shared by every W4A16Linear.forward.
+_WORKSPACES: dict[tuple[int, int], torch.Tensor] = {}
+
+
+def _shared_workspace(device: torch.device, need: int) -> torch.Tensor:
+    """The shared workspace of ``device``'s current stream, grown to at least ``need`` bytes."""
+    key = (device.index, torch.cuda.current_stream(device).cuda_stream)
+    ws = _WORKSPACES.get(key)
+    if ws is None or ws.numel() < need:
+        ws = torch.zeros(need, dtype=torch.uint8, device=device)
+        _WORKSPACES[key] = ws
+    return ws
 
 
 class W4A16Linear(nn.Module):
@@ -44,6 +65,7 @@ class W4A16Linear(nn.Module):
         self.register_buffer("zeros", frame.zeros)  # None for a symmetric frame
         self.register_buffer("perm", frame.perm)  # None without act order
         self.register_buffer("bias", bias)
+        self._workspace_need: dict[int, int] = {}  # token count -> workspace bytes (forward)
 
     # -- construction -------------------------------------------------------------------------
 
@@ -90,16 +112,34 @@ class W4A16Linear(nn.Module):
         return (self.qweight, self.meta, self.scales, self.zeros, self.perm)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.is_cuda and not torch.compiler.is_compiling():
+            m = x.numel() // x.shape[-1]
+            need = self._workspace_need.get(m)
+            if need is None:  # asked once per token count (a host call of its own)
+                need = self._workspace_need[m] = torch.ops.mate.w4a16_workspace_size(x, self.meta)
+            if need > 0:
+                out = x.new_empty((*x.shape[:-1], self.out_features))
+                try:
+                    self._out(x, out, _shared_workspace(x.device, need))
+                except ValueError as e:  # the plan grew (set_num_sms since): ask again, once
+                    if "workspace" not in str(e):
+                        raise
+                    need = self._workspace_need[m] = torch.ops.mate.w4a16_workspace_size(x, self.meta)
+                    self._out(x, out, _shared_workspace(x.device, need))
+                return out
         return torch.ops.mate.w4a16_gemm(
             x, self.qweight, self.meta, self.scales, self.zeros, self.perm, self.bias, self.group_size
         )
 
-    def forward_out(self, x: torch.Tensor, out: torch.Tensor, workspace: torch.Tensor | None = None) -> torch.Tensor:
-        """Writes ``x @ W + bias`` into ``out`` (``[..., N]``, the activation's dtype) and returns it."""
+    def _out(self, x: torch.Tensor, out: torch.Tensor, workspace: torch.Tensor | None) -> None:
         torch.ops.mate.w4a16_gemm.out(
             x, self.qweight, self.meta, self.scales, self.zeros, self.perm, self.bias, self.group_size,
             workspace=workspace, out=out,
         )
+
+    def forward_out(self, x: torch.Tensor, out: torch.Tensor, workspace: torch.Tensor | None = None) -> torch.Tensor:
+        """Writes ``x @ W + bias`` into ``out`` (``[..., N]``, the activation's dtype) and returns it."""
+        self._out(x, out, workspace)
         return out
 
     def workspace_size(self, x: torch.Tensor) -> int:

@@ -34,7 +34,7 @@ namespace bwg {
 
 // K chunks (of 64) per stage. Mirrored by BWG_CHUNKS_PER_STAGE in src/plan/variants.rs.
 template <int TM>
-__host__ __device__ constexpr int chunks_per_stage() { return 4; }
+__host__ __device__ constexpr int chunks_per_stage() { return TM >= 128 ? 2 : 4; }
 
 // Bytes of one stage: CH x boxes (TM x 128 bytes each, 1024-aligned for the swizzle), the
 // stripes' CH x 512 bytes, two scale (and zero-point) rows per chunk (group 32 has two), rounded
@@ -74,7 +74,13 @@ __device__ __forceinline__ void deq(uint32_t w, uint32_t a[4], uint32_t s0, uint
 }  // namespace bwg
 
 template <int TM>
-constexpr int bwg_min_blocks = 2;
+constexpr int bwg_min_blocks = TM >= 128 ? 1 : 2;
+
+namespace bwg {
+// setmaxnreg split of a 12-warp CTA (bwg_body, WK = 12): per SM sub-partition one warp of each
+// warpgroup, 2 x 232 + 40 = 504 <= 512 registers per thread slot.
+constexpr int kConsumerRegs = 232, kProducerRegs = 40;
+}  // namespace bwg
 
 // WK warps: WC = WK - 1 consumers (WC / 4 warpgroups, TN = 16 WC), then the producer.
 template <typename T, bool kZeros, int TM, int TN, int WK, int P, bool kSplit, bool kPre>
@@ -82,9 +88,14 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using namespace wg;
   using bulk::bulk_copy;
-  constexpr int WC = WK - 1, NS = TN / 16;
+  // WK = 9: eight consumer warps and one producer warp. WK = 12 (the 128/256-token tiles): a
+  // whole producer warpgroup (one warp issues, three exit) so the register file can move to the
+  // consumers with setmaxnreg; a ninth warp would otherwise cap every warp at 168 registers
+  // (three warps on one SM sub-partition) and the 128-float accumulators spill.
+  constexpr bool kRegs = WK % 4 == 0;
+  constexpr int WC = kRegs ? WK - 4 : WK - 1, NS = TN / 16;
   constexpr int CH = bwg::chunks_per_stage<TM>();
-  static_assert(WC % 4 == 0 && NS == WC && kPre && P >= 2 && (TM == 16 || TM == 32), "bad bwg tile");
+  static_assert(WC % 4 == 0 && NS == WC && kPre && P >= 2 && (TM == 16 || TM == 32 || TM == 128 || TM == 256), "bad bwg tile");
   constexpr int kX = 0;                      // CH boxes of TM x 128 bytes
   constexpr int kW = CH * TM * 128;          // NS stripes x CH x 512 bytes
   constexpr int kS = kW + NS * CH * 512;     // 2 CH scale rows of TN halves
@@ -102,14 +113,23 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   const int gs = (G & (G - 1)) == 0 ? __ffs(G) - 1 : 31;  // per channel: k >> 31 = group 0
   const int rows = min(TM, (M + 7) & ~7);                 // the TMA box (src/device/tma.rs box_rows)
   const int S = kSplit ? p.total_warps : 1;
-  const int tiles = N / TN, items = tiles * S;
+  // m-tiles walk in bands of p.max_seg (the planner sizes a band's x rows to stay in L2): within
+  // a band every n-tile, within an n-tile the band's m-tiles, so CTAs working at the same time
+  // share the weights through L2 and x stays hot (kernels/wg.cuh's raster).
+  const int mtiles = (M + TM - 1) / TM, band = max(1, min(p.max_seg, mtiles));
+  const int tiles = N / TN, items = mtiles * tiles * S;
   struct Item {
-    int tile, z, cb, ce, nst;
+    int tile, mt, out_tile, z, cb, ce, nst;
   };
   auto item_of = [&](int i) {
     Item t;
-    t.tile = i / S;
-    t.z = i - t.tile * S;
+    const int r = i / S;
+    t.z = i - r * S;
+    const int b0 = (r / (band * tiles)) * band, rows_b = min(band, mtiles - b0);
+    const int in = r - b0 * tiles;
+    t.tile = in / rows_b;
+    t.mt = b0 + in % rows_b;
+    t.out_tile = t.mt * tiles + t.tile;  // the split's partials and ticket
     t.cb = (t.z * C) / S;
     t.ce = ((t.z + 1) * C) / S;
     t.nst = (t.ce - t.cb + CH - 1) / CH;
@@ -125,7 +145,9 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   }
   __syncthreads();
 
-  if (warp == WC) {
+  if (warp >= WC) {
+    if constexpr (kRegs) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(bwg::kProducerRegs));
+    if (warp > WC) return;
     // Producer warp: lane 0 announces a stage's bytes, then the lanes issue its copies.
     const uint64_t stream = bulk::policy_evict_first(), keep = bulk::policy_evict_last();
     const char* qw = reinterpret_cast<const char*>(p.qweight);
@@ -150,7 +172,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
             bulk_copy(st + kW + i * (CH * 512), qw + (static_cast<int64_t>(stripe0 + i) * C + c0) * 512, nch * 512, full, stream);
           } else if (i < NS + nch) {
             const int c = i - NS;
-            tma_x(st + kX + c * (TM * 128), xa, (c0 + c) * 64, 0, full);
+            tma_x(st + kX + c * (TM * 128), xa, (c0 + c) * 64, w.mt * TM, full);
           } else if (i < NS + nch + srows) {
             const int r = i - NS - nch;
             bulk_copy(st + kS + r * (TN * 2), sc + static_cast<int64_t>(g0 + r) * N + stripe0 * 16, TN * 2, full, keep);
@@ -165,6 +187,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   }
 
   // Consumer warps.
+  if constexpr (kRegs) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(bwg::kConsumerRegs));
   const int g = lane >> 2, ci = lane & 3;
   const bool hi = (ci >> 1) != 0;
   const uint32_t sel = (ci & 1) ? 0x7351u : 0x6240u;
@@ -247,39 +270,36 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
       }
     }
     wait0();
-    if (wk.nst > 0) {  // the item's last stage
-      __syncwarp();
-      if (lane == 0) mbar_arrive(empty0 + 8 * ((ring - 1) % P));
-    } else {  // an item without chunks (the planner never makes one): its sum is zero
-#pragma unroll
-      for (int i = 0; i < NACC; ++i) acc[i] = 0.f;
-    }
+    // The item's last stage. Every item has one (the planner splits K into at most K / 64 / CH
+    // parts, tests/plan.rs), so its first wgmma wrote every accumulator.
+    __syncwarp();
+    if (lane == 0) mbar_arrive(empty0 + 8 * ((ring - 1) % P));
 
     // Accumulator fragment (kernels/wg.cuh): acc[4i + r] is feature row g (+8 for r >= 2) of this
     // warp's stripe, token 8i + 2ci (+1 for odd r).
     if constexpr (kSplit) {
       float* part = static_cast<float*>(p.workspace);
-      int* tickets = reinterpret_cast<int*>(part + static_cast<int64_t>(tiles) * S * (TM * TN));
-      float* mine = part + (static_cast<int64_t>(wk.tile) * S + wk.z) * (TM * TN);
+      int* tickets = reinterpret_cast<int*>(part + static_cast<int64_t>(mtiles) * tiles * S * (TM * TN));
+      float* mine = part + (static_cast<int64_t>(wk.out_tile) * S + wk.z) * (TM * TN);
 #pragma unroll
       for (int i = 0; i < NACC; ++i) mine[i * (WC * 32) + threadIdx.x] = acc[i];
       __threadfence();
       asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
       __shared__ int last;
-      if (threadIdx.x == 0) last = (atomicAdd(tickets + wk.tile, 1) == S - 1);
+      if (threadIdx.x == 0) last = (atomicAdd(tickets + wk.out_tile, 1) == S - 1);
       asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
       // uniform over the consumers; thread 0 writes `last` again only after the next item's first
       // barrier, which every consumer reaches after reading it here
       if (!last) continue;
       __threadfence();
-      const float* all = part + static_cast<int64_t>(wk.tile) * S * (TM * TN);
+      const float* all = part + static_cast<int64_t>(wk.out_tile) * S * (TM * TN);
 #pragma unroll
       for (int i = 0; i < NACC; ++i) acc[i] = 0.f;
       for (int zz = 0; zz < S; ++zz) {
 #pragma unroll
         for (int i = 0; i < NACC; ++i) acc[i] += __ldcg(all + static_cast<int64_t>(zz) * (TM * TN) + i * (WC * 32) + threadIdx.x);
       }
-      if (threadIdx.x == 0) tickets[wk.tile] = 0;
+      if (threadIdx.x == 0) tickets[wk.out_tile] = 0;
     }
     const int n = wk.tile * TN + warp * 16 + g;
     float b0 = 0.f, b1 = 0.f;
@@ -291,7 +311,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     for (int i = 0; i < TM / 8; ++i) {
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
-        const int tok = 8 * i + 2 * ci + (r & 1);
+        const int tok = wk.mt * TM + 8 * i + 2 * ci + (r & 1);
         if (tok < M) out[static_cast<int64_t>(tok) * N + n + ((r >> 1) << 3)] = Num<T>::from_f(acc[4 * i + r] + ((r >> 1) ? b1 : b0));
       }
     }

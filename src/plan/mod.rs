@@ -170,7 +170,7 @@ pub fn serves(v: &Variant, p: &Problem) -> bool {
             // Activation rows are bulk-copied (a gather is not): no act order, no shard frames.
             Family::Bulk => p.m <= v.tm as i64 && !p.meta.has_perm && (v.pre || p.meta.group() % 64 == 0),
             // x arrives in TMA boxes (no gather); pre-scale serves every group size.
-            Family::Bwg => p.m <= v.tm as i64 && !p.meta.has_perm,
+            Family::Bwg => !p.meta.has_perm,
             Family::Wmma | Family::Wg => true,
         }
 }
@@ -268,22 +268,27 @@ pub fn prefer_bulk(p: &Problem, sms: i64) -> bool {
 /// cost more in partials, reductions and pipeline restarts than it saved (Llama-8B gate_up 26 ->
 /// 37 us at split 2, qkv 7.8 -> 11.7 us at split 4).
 pub fn bulk_split(p: &Problem, sms: i64, tm: u32, tn: u32, pre: bool) -> i64 {
-    persistent_split(p, sms, tn, variants::bulk_chunks_per_stage(tm, tn, pre))
+    persistent_split(p, sms, p.n() / tn as i64, variants::bulk_chunks_per_stage(tm, tn, pre), BULK_CTAS_PER_SM)
 }
 
 /// The split rule of the persistent families (bulk, bwg) for tiles of `tn` features and stages of
 /// `ch` chunks: [`bulk_split`] says why.
-fn persistent_split(p: &Problem, sms: i64, tn: u32, ch: u32) -> i64 {
+fn persistent_split(p: &Problem, sms: i64, tiles: i64, ch: u32, ctas_per_sm: i64) -> i64 {
     if let Some(s) = env_value(&BULK_SPLIT) {
         return s.clamp(1, p.k() / 64);
     }
-    let tiles = (p.n() / tn as i64).max(1);
-    (sms * BULK_CTAS_PER_SM / tiles).clamp(1, (p.k() / 64 / ch as i64).max(1))
+    (sms * ctas_per_sm / tiles.max(1)).clamp(1, (p.k() / 64 / ch as i64).max(1))
 }
 
-/// bwg: CTAs per tile splitting its K, by the bulk family's rule ([`bulk_split`]).
-pub fn bwg_split(p: &Problem, sms: i64, tn: u32) -> i64 {
-    persistent_split(p, sms, tn, variants::BWG_CHUNKS_PER_STAGE)
+/// bwg: CTAs per output tile (m-tile x 128 features) splitting its K, by the bulk family's rule
+/// ([`bulk_split`]) for variant `v`'s token tile and CTAs per SM.
+pub fn bwg_split(p: &Problem, sms: i64, v: &Variant) -> i64 {
+    persistent_split(p, sms, bwg_tiles(p, v), variants::bwg_chunks_per_stage(v.tm), v.ctas_per_sm() as i64)
+}
+
+/// bwg: output tiles of variant `v` (m-tiles x 128-feature tiles).
+fn bwg_tiles(p: &Problem, v: &Variant) -> i64 {
+    (p.m + v.tm as i64 - 1) / v.tm as i64 * (p.n() / v.tn as i64)
 }
 
 /// bulk: CTAs of the persistent grid for `split` (at most two per SM, at most one per item).
@@ -337,10 +342,13 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
     let candidates = VARIANTS.iter().enumerate().filter(|(_, v)| serves(v, p) && runs_on(v, caps));
     if caps.wgmma && prefer_bwg(p, sms) {
         // The smallest token tile that holds M; the split instantiation only where the plan splits.
-        let split = bwg_split(p, sms, 128) > 1;
-        let best = candidates.clone().filter(|(_, v)| v.family == Family::Bwg && v.split == split).min_by_key(|(_, v)| v.tm);
-        if let Some((i, _)) = best {
-            return Some(i);
+        let tile = candidates.clone().filter(|(_, v)| v.family == Family::Bwg && v.tm as i64 >= p.m).min_by_key(|(_, v)| v.tm);
+        if let Some((_, t)) = tile {
+            let split = bwg_split(p, sms, t) > 1;
+            let best = candidates.clone().filter(|(_, v)| v.family == Family::Bwg && v.tm == t.tm && v.split == split).next();
+            if let Some((i, _)) = best {
+                return Some(i);
+            }
         }
     }
     if caps.wgmma && prefer_wgmma(p) {
@@ -467,10 +475,15 @@ fn plan_uncached(p: &Problem, caps: &Caps, sms: i64, forced: Option<String>) -> 
             ([bulk_ctas(p, sms, split, v.tn), 1, 1], split, 0, ws)
         }
         Family::Bwg => {
-            let split = if v.split { bwg_split(p, sms, v.tn).max(2).min(p.k() / 64) } else { 1 };
-            // kernels/bwg.cuh: fp32 partial tiles [tile][split][tm * tn], then one ticket per tile.
-            let ws = if v.split { (tiles_n * split * (v.tm * v.tn) as i64 * 4 + tiles_n * 4 + 255) / 256 * 256 } else { 0 };
-            ([bulk_ctas(p, sms, split, v.tn), 1, 1], split, 0, ws)
+            let split = if v.split { bwg_split(p, sms, v).max(2).min(p.k() / 64) } else { 1 };
+            let tiles = bwg_tiles(p, v);
+            // kernels/bwg.cuh: fp32 partial tiles [m-tile x tile][split][tm * tn], then one
+            // ticket per output tile; the split travels in total_warps, the raster band (m-tiles)
+            // in max_seg; the grid is persistent.
+            let ws = if v.split { (tiles * split * (v.tm * v.tn) as i64 * 4 + tiles * 4 + 255) / 256 * 256 } else { 0 };
+            let ctas = (tiles * split).min(sms * v.ctas_per_sm() as i64).max(1);
+            let m_tiles = (p.m + v.tm as i64 - 1) / v.tm as i64;
+            ([ctas, 1, 1], split, wg_band(p, v, m_tiles), ws)
         }
         Family::Wmma => ([(p.m + v.tm as i64 - 1) / v.tm as i64, tiles_n, 1], 0, 0, 0),
         Family::Wg => {

@@ -86,10 +86,20 @@ impl Variant {
             // kernels/bwg.cuh stage_bytes() per stage (rounded to 1024), 16 bytes of mbarriers
             // per stage, and slack to align the ring to 1024 bytes (the x boxes' swizzle).
             Family::Bwg => {
-                let ch = BWG_CHUNKS_PER_STAGE;
+                let ch = bwg_chunks_per_stage(self.tm);
                 let per_chunk = self.tm * 128 + (self.tn / 16) * 512 + 2 * (self.tn * 2 + if self.zeros { self.tn / 2 } else { 0 });
                 self.p * ((ch * per_chunk).div_ceil(1024) * 1024 + 16) + 1024
             }
+        }
+    }
+
+    /// bulk, bwg: resident CTAs per SM the kernel is built for (kernels/bulk.cuh bulk_min_blocks,
+    /// kernels/bwg.cuh bwg_min_blocks): one for bwg's 128/256-token tiles, else two.
+    pub fn ctas_per_sm(&self) -> u32 {
+        if self.family == Family::Bwg && self.tm >= 128 {
+            1
+        } else {
+            2
         }
     }
 
@@ -117,7 +127,13 @@ pub fn bulk_chunks_per_stage(tm: u32, tn: u32, pre: bool) -> u32 {
     }
 }
 
-/// bwg: K chunks (of 64) per stage (kernels/bwg.cuh chunks_per_stage()).
-pub const BWG_CHUNKS_PER_STAGE: u32 = 4;
+/// bwg: K chunks (of 64) per stage for token tile `tm` (kernels/bwg.cuh chunks_per_stage()).
+pub fn bwg_chunks_per_stage(tm: u32) -> u32 {
+    if tm >= 128 {
+        2
+    } else {
+        4
+    }
+}
 
 include!(concat!(env!("OUT_DIR"), "/variants.rs"));

@@ -141,7 +141,7 @@ def _tile_m(sym):
 
 def _m_values(sym):
     tm = _tile_m(sym)
-    if "_wg_" in sym:  # any M: one partial tile, one full tile, a second tile
+    if "_wg_" in sym or "_bwg_" in sym:  # any M: one partial tile, one full tile, a second tile
         return [1, 3, tm - 1, tm, tm + 5]
     return sorted({1, 3, tm - 1, tm} & set(range(1, min(tm, 128) + 1)))
 
@@ -236,7 +236,8 @@ def test_wg_variants_parity(dtype, sym, forced):
     check_splits(forced, [v for v in VARIANTS if prefix in v and v.endswith("_split")], x, fr, whole[0], dtype)
 
 
-@pytest.mark.parametrize("tile,M", [("_m16_n128_", 11), ("_m16_n128_", 16), ("_m32_n128_", 17), ("_m32_n128_", 32)])
+@pytest.mark.parametrize("tile,M", [("_m16_n128_", 11), ("_m16_n128_", 16), ("_m32_n128_", 17), ("_m32_n128_", 32),
+                                    ("_m32_n128_", 70), ("_m128_n128_", 200), ("_m256_n128_", 300)])
 @pytest.mark.parametrize("dtype,sym,g", [(torch.float16, True, 128), (torch.bfloat16, False, 32), (torch.float16, False, -1)])
 def test_bwg_variants_parity(dtype, sym, g, tile, M, forced):
     """bwg family (x by TMA boxes of M rounded up to 8 rows), each token tile: the whole-K variant

@@ -100,10 +100,11 @@ fn every_envelope_configuration_has_a_variant() {
                             }
                             Family::Bwg => {
                                 // bulk's persistent grid; the smallest token tile that holds M
-                                assert!(m <= v.tm as i64 && (m > v.tm as i64 / 2 || v.tm == 16));
+                                assert!((m <= v.tm as i64 && (m > v.tm as i64 / 2 || v.tm == 16)) || (m > 256 && v.tm == 256));
                                 let split = pl.total_warps;
-                                let tiles = n / v.tn as i64;
-                                assert!(pl.grid[0] as i64 <= (tiles * split).min(2 * 132) && pl.grid[0] >= 1);
+                                let tiles = (m + v.tm as i64 - 1) / v.tm as i64 * (n / v.tn as i64); // m-tiles x tiles
+                                assert!(pl.grid[0] as i64 <= (tiles * split).min(v.ctas_per_sm() as i64 * 132) && pl.grid[0] >= 1);
+                                assert!(pl.max_seg >= 1, "the raster band");
                                 assert_eq!((pl.grid[1], pl.grid[2]), (1, 1));
                                 assert!(split >= 1 && split <= k / 64);
                                 assert_eq!(split > 1 || v.split, v.split);
@@ -260,8 +261,12 @@ fn wgmma_routing_above_m16_is_pinned() {
             let f = VARIANTS[plan(&p, &caps).unwrap().variant].family;
             assert_eq!(f == Family::Wg, wg && !prefer_bwg(&p, 132), "M={m} K={k} N={n}: {f:?}");
         }
+        // above 64 tokens: bwg wherever it serves (bwg_routing_is_pinned), else wg
         let f = VARIANTS[plan(&problem(65, k, n, 128, false, DType::F16), &caps).unwrap().variant].family;
-        assert_eq!(f, Family::Wg, "M=65 K={k} N={n}");
+        assert_eq!(f, Family::Bwg, "M=65 K={k} N={n}");
+        let mut act = problem(65, k, n, 128, false, DType::F16);
+        act.meta = FrameMeta::new(k, n, 128, false, true).unwrap();
+        assert_eq!(VARIANTS[plan(&act, &caps).unwrap().variant].family, Family::Wg, "act order M=65 K={k} N={n}");
     }
 }
 
@@ -310,8 +315,8 @@ fn bwg_routing_is_pinned() {
     // Hopper: bulk-fed wgmma at M = 17-32 on layers of >= 2^23 weights with N >= 2048 (every
     // Llama shape, Qwen2-1.5B gate_up), and at M = 9-16 on layers of 2^23-2^25 weights with fewer
     // than sms / 2 tiles unless dect fills one wave over K <= 4096 (Llama-8B qkv, Qwen2-1.5B down;
-    // not Llama-8B o); measured, bench/NOTES.md "Session 5". M <= 8, M > 32, act order and
-    // devices without wgmma never.
+    // not Llama-8B o), and above M = 64 wherever N % 128 == 0; measured, bench/NOTES.md
+    // "Session 5". M <= 8, M = 33-64, act order and devices without wgmma never.
     let caps = Caps::uniform(132, 2);
     let fam = |m, k, n| VARIANTS[plan(&problem(m, k, n, 128, false, DType::F16), &caps).unwrap().variant].family;
     for (k, n, m9_16, m17_32) in [
@@ -327,17 +332,18 @@ fn bwg_routing_is_pinned() {
         (1536, 2048, false, false),
         (1536, 1536, false, false),
     ] {
-        for m in [1, 8, 9, 16, 17, 24, 32, 33, 64] {
+        for m in [1, 8, 9, 16, 17, 24, 32, 33, 64, 65, 128, 129, 4096] {
             let want = match m {
                 9..=16 => m9_16,
                 17..=32 => m17_32,
-                _ => false,
+                33..=64 | 1..=8 => false,
+                _ => true,
             };
             assert_eq!(fam(m, k, n) == Family::Bwg, want, "M={m} K={k} N={n}");
         }
     }
     // the smallest token tile that holds M
-    for (m, tm) in [(9, 16), (16, 16), (17, 32), (32, 32)] {
+    for (m, tm) in [(9, 16), (16, 16), (17, 32), (32, 32), (65, 128), (128, 128), (129, 256), (4096, 256)] {
         let v = &VARIANTS[plan(&problem(m, 4096, 6144, 128, false, DType::F16), &caps).unwrap().variant];
         assert_eq!((v.family, v.tm), (Family::Bwg, tm), "M={m}");
     }

@@ -1,7 +1,7 @@
 //! The planner: which compiled variant serves a problem, with what grid, and how much workspace.
 //! Families are routed by M and size: on Hopper `Bwg` (bulk copies feeding wgmma, persistent grid)
-//! wherever [`prefer_bwg`] says (M = 17-32 on layers of 2^23 weights or more, some small layers at
-//! M = 9-16); then `Wg` (wgmma, token tile and K split from the cost
+//! wherever [`prefer_bwg`] says (M > 64, M = 17-32 on layers of 2^23 weights or more, some small
+//! layers at M = 9-16; never act order); then `Wg` (wgmma, token tile and K split from the cost
 //! model in [`cost`]) wherever [`prefer_wgmma`] says (M > 64, or M > 16 on layers of 2^23 weights
 //! or more); on Hopper at M <= 16 `Bulk` (bulk copies, persistent grid) wherever [`prefer_bulk`] says;
 //! elsewhere, for M <= 64, the decode families (`Dect`, CTA tiles, where its CTAs fill the
@@ -320,8 +320,11 @@ pub fn prefer_wgmma(p: &Problem) -> bool {
 /// decode families only on layers of 2^23-2^25 weights with few 128-feature tiles (Llama-8B qkv
 /// 12.6 vs 14.7 us, Qwen2-1.5B down 11.9 vs 15.5 us; results/2026-11-29-decode-s5-bwg.json),
 /// where the bulk family's 8-chunk stages leave its split items shallow, except where dect's CTAs
-/// fill one wave over a shallow K (Llama-8B o: 8.3 vs 10.3 us); above 32 tokens its 64-token tile
-/// was no faster than wg (not built). No act order.
+/// fill one wave over a shallow K (Llama-8B o: 8.3 vs 10.3 us). At M = 33-64 wg stays faster
+/// (its 64-token tile: 47 vs 63 us on Llama-8B gate_up at M = 48). Above 64 tokens (128/256-token
+/// tiles, results/2026-11-29-prefill-bwg-sweep.json, -bwg-sweep-m48-96.json) it beats wg by up to
+/// 1.3x at M = 96-256 (Llama-70B down M = 96: 119 vs 155 us; Llama-8B o M = 128: 18.0 vs 22.3)
+/// and is within +-10 % of it at M = 1024-4096 (geomean 0.99x of wg's time). No act order.
 pub fn prefer_bwg(p: &Problem, sms: i64) -> bool {
     let weights = p.k() * p.n();
     !p.meta.has_perm
@@ -334,7 +337,7 @@ pub fn prefer_bwg(p: &Problem, sms: i64) -> bool {
                 (WG_MIN_WEIGHTS..=1 << 25).contains(&weights) && p.n() / 128 < sms / 2 && !dect_one_wave
             }
             17..=32 => weights >= WG_MIN_WEIGHTS && p.n() >= 2048,
-            _ => false,
+            m => m > DEC_MAX_M,
         }
 }
 
@@ -342,7 +345,9 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
     let candidates = VARIANTS.iter().enumerate().filter(|(_, v)| serves(v, p) && runs_on(v, caps));
     if caps.wgmma && prefer_bwg(p, sms) {
         // The smallest token tile that holds M; the split instantiation only where the plan splits.
-        let tile = candidates.clone().filter(|(_, v)| v.family == Family::Bwg && v.tm as i64 >= p.m).min_by_key(|(_, v)| v.tm);
+        // The smallest token tile that holds M, else (M > 256) the largest.
+        let bwg = candidates.clone().filter(|(_, v)| v.family == Family::Bwg);
+        let tile = bwg.clone().filter(|(_, v)| v.tm as i64 >= p.m).min_by_key(|(_, v)| v.tm).or_else(|| bwg.max_by_key(|(_, v)| v.tm));
         if let Some((_, t)) = tile {
             let split = bwg_split(p, sms, t) > 1;
             let best = candidates.clone().filter(|(_, v)| v.family == Family::Bwg && v.tm == t.tm && v.split == split).next();

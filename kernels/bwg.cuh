@@ -38,7 +38,7 @@ __host__ __device__ constexpr int chunks_per_stage() { return TM >= 128 ? 2 : 4;
 
 // Bytes of one stage: CH x boxes (TM x 128 bytes each, 1024-aligned for the swizzle), the
 // stripes' CH x 512 bytes, two scale (and zero-point) rows per chunk (group 32 has two), rounded
-// up to 1024. Mirrored by Variant::dynamic_smem (plus P mbarrier pairs and 1024 bytes of
+// up to 1024. Mirrored by Variant::dynamic_smem (plus 4 P mbarriers and 1024 bytes of
 // alignment slack).
 template <int TM, int TN, bool kZeros>
 __host__ __device__ constexpr int stage_bytes() {
@@ -104,8 +104,14 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   constexpr int NACC = TM / 2;
   extern __shared__ unsigned char smem_raw[];
   const uint32_t sbase = (bulk::smem_u32(smem_raw) + 1023u) & ~1023u;
-  const uint32_t full0 = sbase + P * kStage;  // P full barriers, then P empty barriers
-  const uint32_t empty0 = full0 + 8 * P;
+  // Per stage, one full and one empty barrier for each part: the bulk-copied weights, scales and
+  // zero points (read by the consumers' shared-memory loads, released right after a warp's last
+  // load of the stage) and the TMA boxes of x (read by wgmma, released once the stage's last
+  // wgmma has retired). The producer refills a slot when both parts are free.
+  const uint32_t full0 = sbase + P * kStage;
+  const uint32_t fullx0 = full0 + 8 * P;
+  const uint32_t empty0 = fullx0 + 8 * P;
+  const uint32_t emptyx0 = empty0 + 8 * P;
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int C = p.K >> 6;
@@ -139,7 +145,9 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   if (threadIdx.x == 0) {
     for (int i = 0; i < P; ++i) {
       mbar_init(full0 + 8 * i, 1);
+      mbar_init(fullx0 + 8 * i, 1);
       mbar_init(empty0 + 8 * i, WC);
+      mbar_init(emptyx0 + 8 * i, WC);
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
@@ -158,13 +166,18 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
       const int stripe0 = w.tile * NS;
       for (int it = 0; it < w.nst; ++it, ++ring) {
         const int slot = ring % P;
-        if (ring >= P) mbar_wait(empty0 + 8 * slot, ((ring / P) - 1) & 1);
+        if (ring >= P) {
+          mbar_wait(empty0 + 8 * slot, ((ring / P) - 1) & 1);
+          mbar_wait(emptyx0 + 8 * slot, ((ring / P) - 1) & 1);
+        }
         const int c0 = w.cb + it * CH, nch = min(CH, w.ce - c0);
         const int g0 = (c0 * 64) >> gs, g1 = ((c0 + nch) * 64 - 1) >> gs;
         const int srows = g1 - g0 + 1;
-        const uint32_t full = full0 + 8 * slot, st = sbase + slot * kStage;
-        const uint32_t bytes = NS * nch * 512 + nch * rows * 128 + srows * TN * 2 + (kZeros ? srows * (TN / 2) : 0);
-        if (lane == 0) mbar_expect_tx(full, bytes);
+        const uint32_t full = full0 + 8 * slot, fullx = fullx0 + 8 * slot, st = sbase + slot * kStage;
+        if (lane == 0) {
+          mbar_expect_tx(full, NS * nch * 512 + srows * TN * 2 + (kZeros ? srows * (TN / 2) : 0));
+          mbar_expect_tx(fullx, nch * rows * 128);
+        }
         __syncwarp();
         const int ncopy = NS + nch + srows * (kZeros ? 2 : 1);
         for (int i = lane; i < ncopy; i += 32) {
@@ -172,7 +185,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
             bulk_copy(st + kW + i * (CH * 512), qw + (static_cast<int64_t>(stripe0 + i) * C + c0) * 512, nch * 512, full, stream);
           } else if (i < NS + nch) {
             const int c = i - NS;
-            tma_x(st + kX + c * (TM * 128), xa, (c0 + c) * 64, w.mt * TM, full);
+            tma_x(st + kX + c * (TM * 128), xa, (c0 + c) * 64, w.mt * TM, fullx);
           } else if (i < NS + nch + srows) {
             const int r = i - NS - nch;
             bulk_copy(st + kS + r * (TN * 2), sc + static_cast<int64_t>(g0 + r) * N + stripe0 * 16, TN * 2, full, keep);
@@ -193,6 +206,14 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   const uint32_t sel = (ci & 1) ? 0x7351u : 0x6240u;
   T* __restrict__ out = static_cast<T*>(p.out);
   const T* __restrict__ bias = static_cast<const T*>(p.bias);
+  // Hands part of a stage back to the producer: this warp's shared-memory reads of it (generic
+  // proxy) are ordered before the refill's copies (async proxy) by a proxy fence, then lane 0
+  // arrives.
+  auto release = [&](uint32_t bar) {
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncwarp();
+    if (lane == 0) mbar_arrive(bar);
+  };
   int ring = 0;
   // One A register set: the register-operand rule of kernels/wg.cuh makes each chunk wait for the
   // previous chunk's wgmma before dequantizing (`wait_group 0`); the other warpgroup and CTA
@@ -251,9 +272,9 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
           }
         }
         wait0();
-        if (j == 0 && it > 0) {  // the previous stage's last chunk has retired
-          __syncwarp();
-          if (lane == 0) mbar_arrive(empty0 + 8 * ((ring - 1) % P));
+        if (j == nch - 1) release(empty0 + 8 * slot);  // this warp's last load of the stage
+        if (j == 0 && it > 0) {  // the previous stage's last wgmma has retired
+          release(emptyx0 + 8 * ((ring - 1) % P));
         }
         uint32_t(&a)[4][4] = cur;
 #pragma unroll
@@ -262,6 +283,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
           const uint32_t s0 = prmt(sv[h], 0, 0x1010), s1 = prmt(sv[h], 0, 0x3232);  // row g, row g + 8
           bwg::deq<T>(w[s], a[s], s0, s1, zl[h], zh[h]);
         }
+        if (j == 0) mbar_wait(fullx0 + 8 * slot, (ring / P) & 1);  // only the wgmma reads x
         fence();
 #pragma unroll
         for (int s = 0; s < 4; ++s)
@@ -272,8 +294,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     wait0();
     // The item's last stage. Every item has one (the planner splits K into at most K / 64 / CH
     // parts, tests/plan.rs), so its first wgmma wrote every accumulator.
-    __syncwarp();
-    if (lane == 0) mbar_arrive(empty0 + 8 * ((ring - 1) % P));
+    release(emptyx0 + 8 * ((ring - 1) % P));
 
     // Accumulator fragment (kernels/wg.cuh): acc[4i + r] is feature row g (+8 for r >= 2) of this
     // warp's stripe, token 8i + 2ci (+1 for odd r).

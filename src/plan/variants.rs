@@ -83,12 +83,13 @@ impl Variant {
                 let phases = (self.wk - 1) / (ns / self.bulk_stripes_per_warp());
                 self.p * (stage + 16) + phases.saturating_sub(1).max(1) * ns * self.tm.div_ceil(8) * 512
             }
-            // kernels/bwg.cuh stage_bytes() per stage (rounded to 1024), 16 bytes of mbarriers
-            // per stage, and slack to align the ring to 1024 bytes (the x boxes' swizzle).
+            // kernels/bwg.cuh stage_bytes() per stage (rounded to 1024), 32 bytes of mbarriers
+            // per stage (full and empty for each part), and slack to align the ring to 1024 bytes (the x
+            // boxes' swizzle).
             Family::Bwg => {
                 let ch = bwg_chunks_per_stage(self.tm);
                 let per_chunk = self.tm * 128 + (self.tn / 16) * 512 + 2 * (self.tn * 2 + if self.zeros { self.tn / 2 } else { 0 });
-                self.p * ((ch * per_chunk).div_ceil(1024) * 1024 + 16) + 1024
+                self.p * ((ch * per_chunk).div_ceil(1024) * 1024 + 32) + 1024
             }
         }
     }

@@ -1,0 +1,19 @@
+"""One forced call whose CTA ring wraps (K = 4096: 8+ stages per item), for compute-sanitizer
+racecheck. The sanitizer driver's shapes (K <= 1024) never wrap bulk's ring, so its clean bulk
+runs say nothing about the refill; bwg's wrapping cases report hazards (bench/NOTES.md, session
+5). On the GPU machine, from the repo root:
+  MATE_LIBRARY=$PWD/target/release/libmate.so PYTORCH_NO_CUDA_MEMORY_CACHING=1 \
+    compute-sanitizer --tool racecheck python3 bench/lab/racecheck_wrap.py mate_bulk_f16_sym_m16_n128_whole
+(then the same with mate_bwg_f16_sym_m32_n128_whole)."""
+import sys
+sys.path[:0] = ["torch_ops", "tests/python"]
+import torch, mate  # noqa
+from checkpoints import random_gptq, frame_from_gptq_v2, run_out, reference, errors
+sym = sys.argv[1]
+ck = random_gptq(4096, 128, 128, True, torch.float16, "cuda")
+fr = frame_from_gptq_v2(ck)
+x = torch.randn(16, 4096, device="cuda").half()
+torch.ops.mate._force_variant(sym)
+out = run_out(x, fr)
+torch.cuda.synchronize()
+print(sym, "err", errors(out, reference(ck, x, None))[0])

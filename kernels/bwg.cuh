@@ -1,4 +1,4 @@
-// Family "bwg": Hopper, 9-32 tokens. The wgmma product of the wg family (out^T = W^T x^T: the
+// Family "bwg": Hopper, 9-32 and > 64 tokens. The wgmma product of the wg family (out^T = W^T x^T: the
 // dequantized weights are the register operand A, the activation tile is operand B, read by the
 // tensor cores from shared memory) fed by the bulk family's producer warp. The wg family makes its
 // consumers copy and dequantize in turn and measured 2.6-4.7x the pure read at M = 32-64; the
@@ -9,7 +9,7 @@
 // warpgroups only dequantize and issue wgmma.
 //
 // Work: as in kernels/bulk.cuh, an item is TN features x one of S K ranges (S = p.total_warps with
-// kSplit, else 1) and the grid is persistent. A stage is CH chunks of 64 K (chunks_per_stage). A
+// kSplit, else 1), here also x one TM-token m-tile, and the grid is persistent. A stage is CH chunks of 64 K (chunks_per_stage). A
 // consumer warpgroup owns 64 features (warp w: stripe w of the tile, rows 16 (w % 4) of its
 // wgmma), every chunk of the item; the split reduction is the wg family's (fp32 partials, the last
 // arriver sums them in split order: deterministic, no atomic adds).
@@ -32,7 +32,7 @@
 namespace mate {
 namespace bwg {
 
-// K chunks (of 64) per stage. Mirrored by BWG_CHUNKS_PER_STAGE in src/plan/variants.rs.
+// K chunks (of 64) per stage. Mirrored by bwg_chunks_per_stage in src/plan/variants.rs.
 template <int TM>
 __host__ __device__ constexpr int chunks_per_stage() { return TM >= 128 ? 2 : 4; }
 
@@ -82,7 +82,7 @@ namespace bwg {
 constexpr int kConsumerRegs = 232, kProducerRegs = 40;
 }  // namespace bwg
 
-// WK warps: WC = WK - 1 consumers (WC / 4 warpgroups, TN = 16 WC), then the producer.
+// WK warps: WC consumers (WC / 4 warpgroups, TN = 16 WC), then the producer (kRegs below).
 template <typename T, bool kZeros, int TM, int TN, int WK, int P, bool kSplit, bool kPre>
 __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -267,8 +267,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
             const uint32_t za = st + kZ + srow * (TN / 2) + warp * 8;
             const int z0 = (lds32(za) >> (4 * g)) & 0xF, z1 = (lds32(za + 4) >> (4 * g)) & 0xF;
             zl[h] = zc(z0, false);
-            zh[h] = zc(z1, true);
-            if constexpr (!std::is_same<T, __half>::value) zh[h] = zc(z1, false);
+            zh[h] = zc(z1, true);  // (bf16: the same constant for both rows)
           }
         }
         wait0();

@@ -23,9 +23,9 @@ pub enum Family {
     /// memory into mma.sync; a persistent grid over (tile, K split) items (kernels/bulk.cuh).
     /// No act order.
     Bulk,
-    /// Hopper, 9-32 tokens: the bulk family's producer warp (weights and scales by bulk copies,
-    /// x by TMA boxes) feeding two wgmma consumer warpgroups (the wg family's product); the same
-    /// persistent (tile, K split) items. Pre-scale, no act order (kernels/bwg.cuh).
+    /// Hopper, 9-32 and > 64 tokens: the bulk family's producer warp (weights and scales by bulk
+    /// copies, x by TMA boxes) feeding two wgmma consumer warpgroups (the wg family's product);
+    /// persistent (m-tile, tile, K split) items. Pre-scale, no act order (kernels/bwg.cuh).
     Bwg,
 }
 
@@ -95,12 +95,13 @@ impl Variant {
     }
 
     /// bulk, bwg: resident CTAs per SM the kernel is built for (kernels/bulk.cuh bulk_min_blocks,
-    /// kernels/bwg.cuh bwg_min_blocks): one for bwg's 128/256-token tiles, else two.
+    /// kernels/bwg.cuh bwg_min_blocks): one for bwg's 128/256-token tiles, else
+    /// [`crate::plan::BULK_CTAS_PER_SM`].
     pub fn ctas_per_sm(&self) -> u32 {
         if self.family == Family::Bwg && self.tm >= 128 {
             1
         } else {
-            2
+            crate::plan::BULK_CTAS_PER_SM as u32
         }
     }
 

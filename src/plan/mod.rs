@@ -291,9 +291,10 @@ fn bwg_tiles(p: &Problem, v: &Variant) -> i64 {
     (p.m + v.tm as i64 - 1) / v.tm as i64 * (p.n() / v.tn as i64)
 }
 
-/// bulk: CTAs of the persistent grid for `split` (at most two per SM, at most one per item).
-pub fn bulk_ctas(p: &Problem, sms: i64, split: i64, tn: u32) -> i64 {
-    ((p.n() / tn as i64) * split).min(sms * BULK_CTAS_PER_SM).max(1)
+/// bulk, bwg: CTAs of the persistent grid for `tiles` output tiles split `split` ways (at most
+/// `per_sm` per SM, at most one per item).
+fn persistent_ctas(tiles: i64, split: i64, sms: i64, per_sm: i64) -> i64 {
+    (tiles * split).min(sms * per_sm).max(1)
 }
 
 /// bulk: resident CTAs per SM the kernels are built for (kernels/bulk.cuh bulk_min_blocks; every
@@ -344,14 +345,13 @@ pub fn prefer_bwg(p: &Problem, sms: i64) -> bool {
 fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
     let candidates = VARIANTS.iter().enumerate().filter(|(_, v)| serves(v, p) && runs_on(v, caps));
     if caps.wgmma && prefer_bwg(p, sms) {
-        // The smallest token tile that holds M; the split instantiation only where the plan splits.
-        // The smallest token tile that holds M, else (M > 256) the largest.
-        let bwg = candidates.clone().filter(|(_, v)| v.family == Family::Bwg);
-        let tile = bwg.clone().filter(|(_, v)| v.tm as i64 >= p.m).min_by_key(|(_, v)| v.tm).or_else(|| bwg.max_by_key(|(_, v)| v.tm));
+        // The smallest token tile that holds M, else (M > 256) the largest; the split
+        // instantiation only where the plan splits.
+        let bwg = || candidates.clone().filter(|(_, v)| v.family == Family::Bwg);
+        let tile = bwg().filter(|(_, v)| v.tm as i64 >= p.m).min_by_key(|(_, v)| v.tm).or_else(|| bwg().max_by_key(|(_, v)| v.tm));
         if let Some((_, t)) = tile {
             let split = bwg_split(p, sms, t) > 1;
-            let best = candidates.clone().filter(|(_, v)| v.family == Family::Bwg && v.tm == t.tm && v.split == split).next();
-            if let Some((i, _)) = best {
+            if let Some((i, _)) = bwg().find(|(_, v)| v.tm == t.tm && v.split == split) {
                 return Some(i);
             }
         }
@@ -477,7 +477,7 @@ fn plan_uncached(p: &Problem, caps: &Caps, sms: i64, forced: Option<String>) -> 
             // kernels/bulk.cuh: fp32 partial tiles [tile][split][tm * tn], then one ticket per tile;
             // the split travels in total_warps, the grid is persistent.
             let ws = if v.split { (tiles_n * split * (v.tm * v.tn) as i64 * 4 + tiles_n * 4 + 255) / 256 * 256 } else { 0 };
-            ([bulk_ctas(p, sms, split, v.tn), 1, 1], split, 0, ws)
+            ([persistent_ctas(tiles_n, split, sms, v.ctas_per_sm() as i64), 1, 1], split, 0, ws)
         }
         Family::Bwg => {
             let split = if v.split { bwg_split(p, sms, v).max(2).min(p.k() / 64) } else { 1 };
@@ -486,9 +486,8 @@ fn plan_uncached(p: &Problem, caps: &Caps, sms: i64, forced: Option<String>) -> 
             // ticket per output tile; the split travels in total_warps, the raster band (m-tiles)
             // in max_seg; the grid is persistent.
             let ws = if v.split { (tiles * split * (v.tm * v.tn) as i64 * 4 + tiles * 4 + 255) / 256 * 256 } else { 0 };
-            let ctas = (tiles * split).min(sms * v.ctas_per_sm() as i64).max(1);
             let m_tiles = (p.m + v.tm as i64 - 1) / v.tm as i64;
-            ([ctas, 1, 1], split, wg_band(p, v, m_tiles), ws)
+            ([persistent_ctas(tiles, split, sms, v.ctas_per_sm() as i64), 1, 1], split, wg_band(p, v, m_tiles), ws)
         }
         Family::Wmma => ([(p.m + v.tm as i64 - 1) / v.tm as i64, tiles_n, 1], 0, 0, 0),
         Family::Wg => {

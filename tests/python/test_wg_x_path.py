@@ -134,7 +134,11 @@ def test_graph_replay_reads_new_x_through_the_captured_map(force):
     fr = frame_from_gptq_v2(ck)
     x = torch.randn(300, K, device="cuda").half()
     force("mate_wg_f16_sym_m256_whole")
-    out = run_out(x, fr)  # loads the module before capture
+    assert_replay_reads_new_x(x, fr, run_out(x, fr))  # the eager call loads the module before capture
+
+
+def assert_replay_reads_new_x(x, fr, out):
+    """Captures one call into `out`, refills `x`, replays: `out` must equal a fresh eager call."""
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
         run_out(x, fr, out=out)
@@ -163,11 +167,4 @@ def test_routed_bwg_launches_take_x_by_tma_and_replay_new_x(M, force):
     assert "_bwg_" in rec["kernel"] and rec["x"] == "tma", rec
     total, col = errors(out[0], reference(ck, x, None))
     assert total <= BOUND[torch.float16] and col <= 5 * BOUND[torch.float16]
-    g = torch.cuda.CUDAGraph()
-    o = out[0]
-    with torch.cuda.graph(g):
-        run_out(x, fr, out=o)
-    x.copy_(torch.randn_like(x))
-    g.replay()
-    torch.cuda.synchronize()
-    assert torch.equal(o, run_out(x, fr))
+    assert_replay_reads_new_x(x, fr, out[0])

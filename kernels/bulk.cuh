@@ -190,7 +190,7 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
   if (threadIdx.x == 0) {
     for (int i = 0; i < P; ++i) {
       mbar_init(full0 + 8 * i, 1);
-      mbar_init(empty0 + 8 * i, WC);
+      mbar_init(empty0 + 8 * i, WC * 32);  // every consumer lane arrives (below)
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
@@ -336,8 +336,10 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
         }
       }
 #endif
-      __syncwarp();
-      if (lane == 0) mbar_arrive(empty0 + 8 * slot);
+      // Every lane arrives: an arrive releases only the executing thread's own prior accesses
+      // (PTX memory model), so one lane's arrive would not order the other lanes' loads before
+      // the refill (bench/NOTES.md, session 6: racecheck).
+      mbar_arrive(empty0 + 8 * slot);
     }
 
     // Reduce each stripe block's PH partials in phase order (named barrier: the producer takes

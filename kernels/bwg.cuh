@@ -146,8 +146,8 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     for (int i = 0; i < P; ++i) {
       mbar_init(full0 + 8 * i, 1);
       mbar_init(fullx0 + 8 * i, 1);
-      mbar_init(empty0 + 8 * i, WC);
-      mbar_init(emptyx0 + 8 * i, WC);
+      mbar_init(empty0 + 8 * i, WC * 32);  // every consumer lane arrives (release, below)
+      mbar_init(emptyx0 + 8 * i, WC * 32);  // every consumer lane arrives (release, below)
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
@@ -207,12 +207,12 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   T* __restrict__ out = static_cast<T*>(p.out);
   const T* __restrict__ bias = static_cast<const T*>(p.bias);
   // Hands part of a stage back to the producer: this warp's shared-memory reads of it (generic
-  // proxy) are ordered before the refill's copies (async proxy) by a proxy fence, then lane 0
-  // arrives.
+  // proxy) are ordered before the refill's copies (async proxy) by a proxy fence, then every lane
+  // arrives (an arrive releases only the executing thread's own accesses: a lane-0 arrive after
+  // __syncwarp left the other lanes' loads formally unordered; bench/NOTES.md, session 6).
   auto release = [&](uint32_t bar) {
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-    __syncwarp();
-    if (lane == 0) mbar_arrive(bar);
+    mbar_arrive(bar);
   };
   int ring = 0;
   // One A register set: the register-operand rule of kernels/wg.cuh makes each chunk wait for the

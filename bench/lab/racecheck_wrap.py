@@ -9,11 +9,12 @@ import sys
 sys.path[:0] = ["torch_ops", "tests/python"]
 import torch, mate  # noqa
 from checkpoints import random_gptq, frame_from_gptq_v2, run_out, reference, errors
-sym = sys.argv[1]
-ck = random_gptq(4096, 128, 128, True, torch.float16, "cuda")
-fr = frame_from_gptq_v2(ck)
-x = torch.randn(16, 4096, device="cuda").half()
-torch.ops.mate._force_variant(sym)
-out = run_out(x, fr)
-torch.cuda.synchronize()
-print(sym, "err", errors(out, reference(ck, x, None))[0])
+for sym in sys.argv[1:]:  # one sanitizer start for several variants
+    dt = torch.bfloat16 if "_bf16_" in sym else torch.float16
+    ck = random_gptq(4096, 128, 128, "_sym_" in sym, dt, "cuda")
+    fr = frame_from_gptq_v2(ck)
+    x = torch.randn(16, 4096, device="cuda").to(dt)
+    torch.ops.mate._force_variant(sym)
+    out = run_out(x, fr)
+    torch.cuda.synchronize()
+    print(sym, "err", errors(out, reference(ck, x, None))[0], flush=True)

@@ -1,6 +1,16 @@
-export MATE_LIBRARY=$PWD/target/release/libmate.so MATE_COMMIT=c0f8892
-timeout 200 python3 -m pytest -q -m gpu tests/python/test_gpu_matrix.py tests/python/test_launch_log.py tests/python/test_raw.py tests/python/test_op.py 2>&1 | tail -3
-timeout 120 python3 bench/decode.py --m 1 --arms read,mate,tinygemm,fp16,bf16 --json $OUT/decode-m1-persistent.json --png $OUT/decode-m1-persistent.png 2>&1 | grep -E "M=  1"
-timeout 100 python3 bench/decode_step.py --m 1 --json $OUT/decode-step-persistent.json 2>&1 | grep "step us"
-SYMS=mate_bulk_f16_sym_m1_n32_whole,mate_bulk_f16_sym_m1_n32_split,mate_bulk_bf16_zp_m1_n32_split_pre,mate_bulk_bf16_zp_m1_n32_whole
-MATE_SANITIZE_TIMEOUT=40 MATE_SANITIZE_DRIVER_ARGS="--limit 8 --variants $SYMS" timeout 200 scripts/sanitize.sh $OUT/sanitize-bulk-persistent.json 2>&1 | tail -5
+set -u
+export MATE_COMMIT=arrive-all
+R=$PWD/target/release/libmate.so
+SYMS="mate_bulk_f16_sym_m1_n32_whole mate_bulk_bf16_zp_m8_n128_whole_pre mate_bwg_f16_sym_m32_n128_whole mate_bwg_bf16_zp_m16_n128_whole mate_bwg_f16_sym_m128_n128_whole mate_bwg_bf16_sym_m256_n128_whole"
+mkdir -p $OUT/r
+for L in base release; do
+  MATE_LIBRARY=$PWD/target/$L/libmate.so PYTORCH_NO_CUDA_MEMORY_CACHING=1 timeout 200 compute-sanitizer --tool racecheck python3 bench/lab/racecheck_wrap.py $SYMS > $OUT/r/racecheck-$L.log 2>&1
+  echo "== $L rc=$?"; grep -E "err|RACECHECK SUMMARY|Error|error" $OUT/r/racecheck-$L.log | head -12
+done
+export MATE_LIBRARY=$R
+NC="ncu --kernel-name regex:mate_ --launch-skip 2 --launch-count 1 --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section Occupancy --metrics sm__pipe_tensor_op_gmma_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed.sum"
+timeout 90 $NC python3 bench/profile_one.py 4096 4096 128 > $OUT/r/ncu-bwg-8bo-m128.txt 2>&1; echo ncu1 $?
+timeout 90 $NC python3 bench/profile_one.py 4096 28672 4096 > $OUT/r/ncu-bwg-8bgu-m4096.txt 2>&1; echo ncu2 $?
+timeout 90 $NC python3 bench/profile_one.py 4096 28672 64 > $OUT/r/ncu-wg-8bgu-m64.txt 2>&1; echo ncu3 $?
+timeout 90 $NC python3 bench/profile_one.py 4096 28672 32 > $OUT/r/ncu-bwg-8bgu-m32.txt 2>&1; echo ncu4 $?
+cd $OUT && tar czf r.tgz r && rm -rf r

@@ -13,7 +13,8 @@ for sym in sys.argv[1:]:  # one sanitizer start for several variants
     dt = torch.bfloat16 if "_bf16_" in sym else torch.float16
     ck = random_gptq(4096, 128, 128, "_sym_" in sym, dt, "cuda")
     fr = frame_from_gptq_v2(ck)
-    x = torch.randn(16, 4096, device="cuda").to(dt)
+    tm = int(sym.split("_m")[1].split("_")[0])  # the variant's token tile
+    x = torch.randn(min(16, tm), 4096, device="cuda").to(dt)
     torch.ops.mate._force_variant(sym)
     out = run_out(x, fr)
     torch.cuda.synchronize()

@@ -241,15 +241,18 @@ def test_wg_variants_parity(dtype, sym, forced):
 @pytest.mark.parametrize("dtype,sym,g", [(torch.float16, True, 128), (torch.bfloat16, False, 32), (torch.float16, False, -1)])
 def test_bwg_variants_parity(dtype, sym, g, tile, M, forced):
     """bwg family (x by TMA boxes of M rounded up to 8 rows), each token tile: the whole-K variant
-    matches the float64 reference with a partial last stage (K = 4224 is 66 chunks), on contiguous
-    x and on x rows padded to a wider stride (the tensor map's stride); split variants are
-    bit-identical across reruns for each SM count and close to whole K."""
+    matches the float64 reference with a partial last stage (K = 4224 is 66 chunks: a partial
+    stage of 4-chunk stages; K = 4160, 65 chunks, where the group allows: one of 2-chunk stages
+    too, the two-A-set tail), on contiguous x and on x rows padded to a wider stride (the tensor
+    map's stride); split variants are bit-identical across reruns for each SM count and close to
+    whole K."""
     dt = "bf16" if dtype == torch.bfloat16 else "f16"
     prefix = f"_bwg_{dt}_{'sym' if sym else 'zp'}{tile}"
-    ck = random_gptq(4224, 2048, g, sym, dtype, "cuda")
+    K = 4224 if g == 128 else 4160
+    ck = random_gptq(K, 2048, g, sym, dtype, "cuda")
     fr = frame_from_gptq_v2(ck)
-    x = torch.randn(M, 4224, device="cuda").to(dtype)
-    padded = torch.randn(M, 4224 + 64, device="cuda").to(dtype)[:, :4224]
+    x = torch.randn(M, K, device="cuda").to(dtype)
+    padded = torch.randn(M, K + 64, device="cuda").to(dtype)[:, :K]
     padded.copy_(x)
     (whole,) = [v for v in VARIANTS if prefix in v and v.endswith("_whole")]
     forced(whole)

@@ -77,13 +77,6 @@ template <int TM>
 constexpr int bwg_min_blocks = TM >= 128 ? 1 : 2;
 
 namespace bwg {
-// Pins the accumulators to their registers at a pipeline boundary (no copies of them may sit
-// between a wgmma and the wait that retires it: ptxas would serialize every wgmma).
-template <int N>
-__device__ __forceinline__ void fence_operand(float (&acc)[N]) {
-#pragma unroll
-  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(acc[i])::"memory");
-}
 // setmaxnreg split of a 12-warp CTA (bwg_body, WK = 12): per SM sub-partition one warp of each
 // warpgroup, 2 x 232 + 40 = 504 <= 512 registers per thread slot.
 constexpr int kConsumerRegs = 232, kProducerRegs = 40;
@@ -213,29 +206,20 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   const uint32_t sel = (ci & 1) ? 0x7351u : 0x6240u;
   T* __restrict__ out = static_cast<T*>(p.out);
   const T* __restrict__ bias = static_cast<const T*>(p.bias);
-  // Hands part of a stage back to the producer; every lane arrives (an arrive releases only the
-  // executing thread's own accesses: a lane-0 arrive after __syncwarp left the other lanes' loads
-  // formally unordered; bench/NOTES.md, session 6). The bulk-copied part, read here by
-  // shared-memory loads (generic proxy) and refilled by bulk copies (async proxy), takes a proxy
-  // fence first; the x part is only touched by the async proxy (TMA writes, wgmma reads).
-  auto release_loads = [&](uint32_t bar) {
+  // Hands part of a stage back to the producer: this warp's shared-memory reads of it (generic
+  // proxy) are ordered before the refill's copies (async proxy) by a proxy fence, then every lane
+  // arrives (an arrive releases only the executing thread's own accesses: a lane-0 arrive after
+  // __syncwarp left the other lanes' loads formally unordered; bench/NOTES.md, session 6).
+  auto release = [&](uint32_t bar) {
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     mbar_arrive(bar);
   };
-  auto release_x = [&](uint32_t bar) { mbar_arrive(bar); };
   int ring = 0;
-  // A register sets. The register-operand rule of kernels/wg.cuh: a set is rewritten only after
-  // the wgmma reading it retired. One set (16/32-token tiles): each chunk waits for the previous
-  // chunk's wgmma before dequantizing (`wait_group 0`); the other warpgroup and CTA overlap it
-  // (two sets there: ptxas serializes the wgmma for lack of registers under the two-CTA cap,
-  // C7512, or spills; bench/NOTES.md, sessions 5-6). Two sets (128/256-token
-  // tiles, one CTA per SM): chunk j uses set j % 2 (CH is even, so the parity holds across
-  // stages) and waits only for the chunk before the previous one (`wait_group 1`), dequantizing
-  // while the previous chunk's wgmma runs. x's release then trails by one chunk (xprev).
-  constexpr bool kTwoA = TM >= 128;
-  static_assert(!kTwoA || CH % 2 == 0, "two A sets alternate by chunk parity");
-  uint32_t sets[kTwoA ? 2 : 1][4][4];
-  int xprev = -1;  // kTwoA: a stage whose x part awaits release (its last wgmma may be in flight)
+  // One A register set: the register-operand rule of kernels/wg.cuh makes each chunk wait for the
+  // previous chunk's wgmma before dequantizing (`wait_group 0`); the other warpgroup and CTA
+  // overlap it. Two sets alternating by chunk (`wait_group 1`) measured 5-10 % slower, and ptxas
+  // serializes the wgmma of the unrolled form (bench/NOTES.md, session 5).
+  uint32_t cur[4][4];
   // Constants of the dequantization: fp16 1024 + z (a nibble in bits 0..3) and -(64 + z) (bits
   // 4..7, value 1024 + 16q, scaled by 1/16); bf16 128 + z. Built with integer ops.
   auto zc = [](int z, bool high) -> uint32_t {
@@ -247,7 +231,6 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   for (int item = blockIdx.x; item < items; item += gridDim.x) {
     const Item wk = item_of(item);
     float acc[NACC];  // no zero fill: the item's first wgmma ignores the accumulator (scale-d = 0)
-    bwg::fence_operand(acc);
     for (int it = 0; it < wk.nst; ++it, ++ring) {
       const int slot = ring % P;
       mbar_wait(full0 + 8 * slot, (ring / P) & 1);
@@ -256,11 +239,9 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
       const uint32_t st = sbase + slot * kStage;
       const uint32_t wbase = st + kW + warp * (CH * 512) + g * 64;
       const uint32_t sbase_w = st + kS + (warp * 16 + g) * 2;
-      // One chunk of the stage; j is a compile-time constant wherever it is called.
-      // `last`: this warp's last chunk of the stage. Where a wgmma may be in flight (two sets) it
-      // must be a compile-time constant: a proxy fence under a run-time condition there makes
-      // ptxas serialize every wgmma (C7513).
-      auto chunk = [&](const int j, const bool last) {
+#pragma unroll
+      for (int j = 0; j < CH; ++j) {
+        if (j >= nch) break;
         // Shared-memory reads first: they overlap the previous chunk's wgmma.
         uint32_t w[4];
 #pragma unroll
@@ -271,9 +252,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         uint32_t sv[2], zl[2] = {zc(8, false), zc(8, false)}, zh[2] = {zc(8, true), zc(8, true)};
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          // (two sets: no run-time branch while a wgmma may be in flight, or ptxas serializes
-          // every wgmma (C7513); the second row is then the first one's again for G >= 64)
-          if (!kTwoA && h == 1 && G >= 64) {
+          if (h == 1 && G >= 64) {
             sv[1] = sv[0];
             zl[1] = zl[0];
             zh[1] = zh[0];
@@ -291,21 +270,12 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
             zh[h] = zc(z1, true);  // (bf16: the same constant for both rows)
           }
         }
-        if constexpr (kTwoA) {
-          wait1();  // set j % 2's last reader (the chunk before the previous one) retired
-        } else {
-          wait0();
+        wait0();
+        if (j == nch - 1) release(empty0 + 8 * slot);  // this warp's last load of the stage
+        if (j == 0 && it > 0) {  // the previous stage's last wgmma has retired
+          release(emptyx0 + 8 * ((ring - 1) % P));
         }
-        if (last) release_loads(empty0 + 8 * slot);  // this warp's last load of the stage
-        if constexpr (kTwoA) {
-          if (j == 1 && xprev >= 0) {  // the previous stage's last wgmma has retired
-            release_x(emptyx0 + 8 * (xprev % P));
-            xprev = -1;
-          }
-        } else if (j == 0 && it > 0) {  // the previous stage's last wgmma has retired
-          release_x(emptyx0 + 8 * ((ring - 1) % P));
-        }
-        uint32_t(&a)[4][4] = sets[kTwoA ? (j & 1) : 0];
+        uint32_t(&a)[4][4] = cur;
 #pragma unroll
         for (int s = 0; s < 4; ++s) {
           const int h = s >> 1;
@@ -318,34 +288,12 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         for (int s = 0; s < 4; ++s)
           Wgmma<T, TM>::run(acc, a[s], desc_sw128(st + kX + j * (TM * 128) + s * 32), (it == 0 && j == 0 && s == 0) ? 0 : 1);
         commit();
-      };
-      if constexpr (kTwoA) {
-        // A partial stage (nch < CH) is an item's last. It runs apart from the full stages' loop
-        // and drains: a `break` out of the unrolled loop made ptxas serialize every wgmma
-        // (C7513). Its x, and a stage still pending, are released after the item.
-        if (nch == CH) {
-#pragma unroll
-          for (int j = 0; j < CH; ++j) chunk(j, j == CH - 1);
-          xprev = ring;
-        } else {
-          chunk(0, true);
-          wait0();
-        }
-      } else {
-#pragma unroll
-        for (int j = 0; j < CH; ++j) {
-          if (j >= nch) break;
-          chunk(j, j == nch - 1);
-        }
       }
     }
     wait0();
-    bwg::fence_operand(acc);
     // The item's last stage. Every item has one (the planner splits K into at most K / 64 / CH
     // parts, tests/plan.rs), so its first wgmma wrote every accumulator.
-    if (kTwoA && xprev >= 0 && xprev != ring - 1) release_x(emptyx0 + 8 * (xprev % P));
-    xprev = -1;
-    release_x(emptyx0 + 8 * ((ring - 1) % P));
+    release(emptyx0 + 8 * ((ring - 1) % P));
 
     // Accumulator fragment (kernels/wg.cuh): acc[4i + r] is feature row g (+8 for r >= 2) of this
     // warp's stripe, token 8i + 2ci (+1 for odd r).

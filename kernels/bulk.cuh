@@ -23,6 +23,7 @@
 
 #include "dec.cuh"
 #include "mbarrier.cuh"
+#include "split.cuh"
 
 namespace mate {
 namespace bulk {
@@ -382,13 +383,11 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
     }
     if constexpr (kSplit) {
       int* tickets = reinterpret_cast<int*>(static_cast<float*>(p.workspace) + static_cast<int64_t>(tiles) * S * kTile);
-      __threadfence();
       asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
       __shared__ int last;
-      if (threadIdx.x == 0) last = (atomicAdd(tickets + tile, 1) == S - 1);
+      if (threadIdx.x == 0) last = (split_ticket(tickets + tile) == S - 1);  // kernels/split.cuh
       asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
       if (!last) continue;  // uniform over the consumers: all read `last` before the next write
-      __threadfence();
       const float* all = static_cast<const float*>(p.workspace) + static_cast<int64_t>(tile) * S * kTile;
 #pragma unroll
       for (int i = 0; i < (kTile + WC * 32 - 1) / (WC * 32); ++i) {

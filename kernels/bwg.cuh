@@ -27,6 +27,7 @@
 #include "bulk.cuh"
 #include "dec.cuh"
 #include "mbarrier.cuh"
+#include "split.cuh"
 #include "wg.cuh"
 
 namespace mate {
@@ -303,15 +304,13 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
       float* mine = part + (static_cast<int64_t>(wk.out_tile) * S + wk.z) * (TM * TN);
 #pragma unroll
       for (int i = 0; i < NACC; ++i) mine[i * (WC * 32) + threadIdx.x] = acc[i];
-      __threadfence();
       asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
       __shared__ int last;
-      if (threadIdx.x == 0) last = (atomicAdd(tickets + wk.out_tile, 1) == S - 1);
+      if (threadIdx.x == 0) last = (split_ticket(tickets + wk.out_tile) == S - 1);  // kernels/split.cuh
       asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
       // uniform over the consumers; thread 0 writes `last` again only after the next item's first
       // barrier, which every consumer reaches after reading it here
       if (!last) continue;
-      __threadfence();
       const float* all = part + static_cast<int64_t>(wk.out_tile) * S * (TM * TN);
 #pragma unroll
       for (int i = 0; i < NACC; ++i) acc[i] = 0.f;

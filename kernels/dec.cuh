@@ -12,6 +12,7 @@
 
 #include "numeric.cuh"
 #include "params.cuh"
+#include "split.cuh"
 
 namespace mate {
 namespace dec {
@@ -443,13 +444,12 @@ __device__ __forceinline__ void dec_body(const GemmParams& p) {
 #pragma unroll
         for (int t = 0; t < MT; ++t)
           __stcg(mine + (s * MT + t) * 32 + lane, make_float4(res[t][s][0], res[t][s][1], res[t][s][2], res[t][s][3]));
-      __threadfence();
       __syncwarp();
       int ticket = 0;
-      if (lane == 0) ticket = atomicAdd(tickets + sg, 1);
+      if (lane == 0) ticket = split_ticket(tickets + sg);  // kernels/split.cuh
       ticket = __shfl_sync(0xffffffffu, ticket, 0);
+      __syncwarp();  // orders lane 0's acquire before every lane's reads
       if (ticket == nseg - 1) {
-        __threadfence();
         float sum[MT][NS][4];
         zero(sum);
         const float4* base = slots + static_cast<int64_t>(sg) * p.max_seg * kSlot;

@@ -30,6 +30,7 @@
 #pragma once
 #include "dec.cuh"
 #include "mbarrier.cuh"
+#include "split.cuh"
 #include "wgmma_ops.cuh"
 
 namespace mate {
@@ -362,13 +363,11 @@ __device__ __forceinline__ void wg_body(const GemmParams& p, const wg::XArg& xa)
     float* mine = part + (static_cast<int64_t>(tile) * gridDim.z + blockIdx.z) * (TM * TN);
 #pragma unroll
     for (int i = 0; i < NACC; ++i) mine[i * (WK * 32) + tid] = acc[i];
-    __threadfence();
     __syncthreads();
     __shared__ int last;
-    if (tid == 0) last = (atomicAdd(tickets + tile, 1) == static_cast<int>(gridDim.z) - 1);
+    if (tid == 0) last = (split_ticket(tickets + tile) == static_cast<int>(gridDim.z) - 1);  // kernels/split.cuh
     __syncthreads();
     if (!last) return;
-    __threadfence();
     const float* all = part + static_cast<int64_t>(tile) * gridDim.z * (TM * TN);
 #pragma unroll
     for (int i = 0; i < NACC; ++i) acc[i] = 0.f;

@@ -32,7 +32,7 @@ namespace bulk {
 // (2 stages: measured 7-12 % faster than 4 chunks x 4 stages, bench/NOTES.md "Session 4"), 4 with
 // group 32 (twice the scale rows: 8 would not fit two CTAs per SM); 8 for other token tiles.
 template <int TM, int TN, bool kPre>
-__host__ __device__ constexpr int chunks_per_stage() { return TM == 1 ? 16 : (TN >= 128 && kPre ? 4 : 8); }
+__host__ __device__ constexpr int chunks_per_stage() { return TM == 1 && TN < 128 ? 16 : (TN >= 128 && kPre ? 4 : 8); }
 
 // Stripes each consumer warp covers (see bulk_body): all of a narrow tile's, one of a wide tile's
 // (two measured slower, bench/NOTES.md "Session 4"). Mirrored by Variant::bulk_stripes_per_warp

@@ -28,7 +28,7 @@
 namespace mate {
 namespace bulk {
 
-// K chunks (of 64) per stage: 16 (8 KB per stripe) for one token; 8 for the 128-feature tiles
+// K chunks (of 64) per stage: 16 (8 KB per stripe) for one token in 32 features; 8 for the 128-feature tiles
 // (2 stages: measured 7-12 % faster than 4 chunks x 4 stages, bench/NOTES.md "Session 4"), 4 with
 // group 32 (twice the scale rows: 8 would not fit two CTAs per SM); 8 for other token tiles.
 template <int TM, int TN, bool kPre>

@@ -4,7 +4,7 @@
 use mate::call::{Device, Problem};
 use mate::frame::{FrameMeta, GROUP_SIZES};
 use mate::plan::{
-    bulk_split, plan, prefer_bulk, prefer_bwg, BULK_CTAS_PER_SM, prefer_cta_tiles, prefer_wgmma, resolve_sms, set_num_sms, Caps, Family, DEC_MAX_M, VARIANTS,
+    bulk_split, plan, prefer_bulk, prefer_bwg, BULK_CTAS_PER_SM, BULK_WIDE_M1_WEIGHTS, prefer_cta_tiles, prefer_wgmma, resolve_sms, set_num_sms, Caps, Family, DEC_MAX_M, VARIANTS,
 };
 use mate::tensor::DType;
 
@@ -86,8 +86,10 @@ fn every_envelope_configuration_has_a_variant() {
                                 let split = pl.total_warps;
                                 let tiles = n / v.tn as i64;
                                 assert!(pl.grid[0] as i64 <= (tiles * split).min(2 * 132) && pl.grid[0] >= 1);
-                                // the smallest token tile that holds M: 32 features at M = 1, 128 above
-                                assert_eq!((v.tm, v.tn), if m == 1 { (1, 32) } else if m <= 8 { (8, 128) } else { (16, 128) });
+                                // the smallest token tile that holds M: at M = 1 128 features from
+                                // 2^25 weights (bulk_tile_features), else 32; 128 above
+                                let m1_tn = if k * n >= BULK_WIDE_M1_WEIGHTS && n % 128 == 0 { 128 } else { 32 };
+                                assert_eq!((v.tm, v.tn), if m == 1 { (1, m1_tn) } else if m <= 8 { (8, 128) } else { (16, 128) });
                                 assert_eq!((pl.grid[1], pl.grid[2]), (1, 1));
                                 assert!(split >= 1 && split <= k / 64);
                                 assert_eq!(split > 1 || v.split, v.split);
@@ -384,6 +386,14 @@ fn bulk_routing_is_pinned() {
             };
             assert_eq!(v.family == Family::Bulk, want, "M={m} K={k} N={n}");
         }
+    }
+    // M = 1: 128-feature tiles from 2^25 weights (bulk_tile_features), else 32.
+    for (k, n, tn) in [(4096, 28672, 128), (8192, 10240, 128), (14336, 4096, 128), (28672, 8192, 128), (8192, 8192, 128),
+                       (4096, 6144, 32), (1536, 17920, 32), (8960, 1536, 32)] {
+        let v = &VARIANTS[plan(&problem(1, k, n, 128, false, DType::F16), &caps).unwrap().variant];
+        assert_eq!((v.family, v.tm, v.tn), (Family::Bulk, 1, tn), "M=1 K={k} N={n}");
+        let v = &VARIANTS[plan(&problem(1, k, n, 32, false, DType::BF16), &caps).unwrap().variant];
+        assert_eq!((v.family, v.tn, v.pre), (Family::Bulk, tn, true), "M=1 K={k} N={n} group 32");
     }
     let mut act = problem(1, 4096, 28672, 128, false, DType::F16);
     act.meta = FrameMeta::new(4096, 28672, 128, false, true).unwrap();

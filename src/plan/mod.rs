@@ -261,6 +261,24 @@ pub fn prefer_bulk(p: &Problem, sms: i64) -> bool {
         && (big || (p.m == 1 && weights >= BULK_MIN_WEIGHTS && !prefer_cta_tiles(p, sms)))
 }
 
+/// Weights (K x N elements) from which the bulk family streams one token in 128-feature tiles.
+pub const BULK_WIDE_M1_WEIGHTS: i64 = 1 << 25;
+
+/// bulk: features per tile. 128 at M >= 2 (the only tiles built there); at M = 1, 128 on layers
+/// of >= 2^25 weights with N % 128 == 0, else 32. Measured on the H200 (forced tiles in one run,
+/// results/2026-11-29-m1-tiles.json, bench/NOTES.md "Session 6"): 128 features beat 32 on every
+/// Llama layer of >= 2^25 weights (70b qkv 17.5 vs 20.9 us, 8b gate_up 21.7 vs 23.7, 70b down
+/// 36.7 vs 39.9, 8b down 13.0 vs 13.3) and lose below it (8b qkv 8.8 vs 7.5, Qwen2-1.5B gate_up
+/// and down): a 32-feature tile's warps split its chunks and reduce across warps per item, a
+/// 128-feature tile's warps each own a stripe.
+pub fn bulk_tile_features(p: &Problem) -> u32 {
+    if p.m > 1 || (p.k() * p.n() >= BULK_WIDE_M1_WEIGHTS && p.n() % 128 == 0) {
+        128
+    } else {
+        32
+    }
+}
+
 /// bulk: CTAs per tile splitting its K. Only where the tiles alone cannot give every resident CTA
 /// slot (two per SM) an item: as many splits as keep all items in one round of the slots, each a
 /// whole stage of K deep. Where tiles outnumber the slots the persistent grid walks them whole:
@@ -363,10 +381,11 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
         return candidates.filter(|(_, v)| v.family == Family::Wmma).map(|(i, _)| i).next();
     }
     if caps.wgmma && prefer_bulk(p, sms) {
-        // The smallest token tile that holds M; post-scale where the group allows it; the split
-        // instantiation only where the plan splits.
+        // The smallest token tile that holds M in bulk_tile_features' width; post-scale where the
+        // group allows it; the split instantiation only where the plan splits.
+        let tn = bulk_tile_features(p);
         let bulk = candidates.clone().filter(|(_, v)| v.family == Family::Bulk);
-        if let Some((_, t)) = bulk.clone().min_by_key(|(_, v)| (v.tm, v.pre)) {
+        if let Some((_, t)) = bulk.clone().filter(|(_, v)| v.tn == tn).min_by_key(|(_, v)| (v.tm, v.pre)) {
             let split = bulk_split(p, sms, t.tm, t.tn, t.pre) > 1;
             let best = bulk.filter(|(_, v)| v.tm == t.tm && v.tn == t.tn && v.pre == t.pre && v.split == split).next();
             if let Some((i, _)) = best {

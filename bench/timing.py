@@ -38,14 +38,39 @@ def capture(calls) -> "torch.cuda.CUDAGraph":
     return g
 
 
+# Least GPU time of warm-up replays before the timed ones. Two replays of a short graph left the
+# first M of each shape (timed right after its copies were built on the host) up to 15 % slow at
+# M = 128 (bench/NOTES.md, session 6): the clocks had not settled.
+WARMUP_MS = 30.0
+
+
 def replay_us(g, replays: int, warmup: int, before=None) -> list:
     """Microseconds of each of `replays` replays of graph `g` between CUDA events, after `warmup`
-    untimed ones; `before` (optional) runs ahead of every replay, outside the timed span."""
-    for _ in range(warmup):
+    untimed ones, topped up to WARMUP_MS of GPU time (warmup = 0: none, for callers that interleave
+    arms in rounds); `before` (optional) runs ahead of every replay, outside the timed span."""
+    def run():
         if before is not None:
             before()
         g.replay()
+
+    for _ in range(warmup):
+        run()
+    if warmup == 0:
+        return timed(g, before, replays)
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    a.record()
+    run()
+    b.record()
+    b.synchronize()
+    one_ms = max(a.elapsed_time(b), 1e-3)
+    for _ in range(min(500, int((WARMUP_MS - (warmup + 1) * one_ms) / one_ms) + 1)):
+        run()
     torch.cuda.synchronize()
+    return timed(g, before, replays)
+
+
+def timed(g, before, replays: int) -> list:
+    """Microseconds of each of `replays` replays of `g` between CUDA events (`before` outside)."""
     ts = []
     for _ in range(replays):
         if before is not None:

@@ -122,7 +122,7 @@ def main(argv=None):
             what="bench/decode.py", gpu=torch.cuda.get_device_name(), commit=commit, date=time.strftime("%Y-%m-%d"),
             torch=torch.__version__, arms=arms, failures=failures,
             method="CUDA graph of back-to-back calls over rotating weight copies (>= 10x 60 MB L2, each arm its own "
-                   "format), 2 warm-up + 7 timed replays; per-call median/min/max (us); arms interleaved per M, order "
+                   "format), 2 warm-up replays topped up to 30 ms of GPU time (bench/timing.py WARMUP_MS) + 7 timed replays; per-call median/min/max (us); arms interleaved per M, order "
                    "alternating; each arm checked against float64 (rel_err, worst_col <= 5x bound) before timing",
             rows=rows), indent=1))
     if args.png:

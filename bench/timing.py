@@ -38,9 +38,10 @@ def capture(calls) -> "torch.cuda.CUDAGraph":
     return g
 
 
-# Least GPU time of warm-up replays before the timed ones. Two replays of a short graph left the
-# first M of each shape (timed right after its copies were built on the host) up to 15 % slow at
-# M = 128 (bench/NOTES.md, session 6): the clocks had not settled.
+# Least GPU time of warm-up replays before the timed ones. With two replays of a short graph the
+# first arm of a shape, timed right after its copies were built on the host, read slow: the pure
+# read of Llama-70B down at M = 1 32.6 us, gate_up 64 us, against 29.15 / 55.6 in
+# ../shared/anchors; with this top-up 28.7 / 55.5 (bench/NOTES.md, session 6).
 WARMUP_MS = 30.0
 
 

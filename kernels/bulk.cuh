@@ -23,6 +23,7 @@
 
 #include "dec.cuh"
 #include "mbarrier.cuh"
+#include "pdl.cuh"
 #include "split.cuh"
 
 namespace mate {
@@ -197,8 +198,11 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
   }
   __syncthreads();
 
+  pdl_trigger();
   if (warp == WC) {
-    // Producer warp: lane 0 announces a stage's bytes, then the lanes issue its copies.
+    // Producer warp: lane 0 announces a stage's bytes, then the lanes issue its copies. The first
+    // stage's x rows go after pdl_wait (kernels/pdl.cuh), its weights before.
+    bool waited = false;
     const uint64_t stream = policy_evict_first(), keep = policy_evict_last();
     const char* qw = reinterpret_cast<const char*>(p.qweight);
     const T* x = static_cast<const T*>(p.x);
@@ -218,12 +222,14 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
         if (lane == 0) mbar_expect_tx(full, bytes);
         __syncwarp();
         const int ncopy = NS + M + srows * (kZeros ? 2 : 1);
+        auto copy_x = [&](int tok) {
+          bulk_copy(st + kW + tok * kXP, x + static_cast<int64_t>(tok) * p.x_row_stride + c0 * 64, nch * 128, full, keep);
+        };
         for (int i = lane; i < ncopy; i += 32) {
           if (i < NS) {
             bulk_copy(st + i * (CH * 512), qw + (static_cast<int64_t>(stripe0 + i) * C + c0) * 512, nch * 512, full, stream);
           } else if (i < NS + M) {
-            const int tok = i - NS;
-            bulk_copy(st + kW + tok * kXP, x + static_cast<int64_t>(tok) * p.x_row_stride + c0 * 64, nch * 128, full, keep);
+            if (waited) copy_x(i - NS);
           } else if (i < NS + M + srows) {
             const int r = i - NS - M;
             bulk_copy(st + kW + TM * kXP + r * (TN * 2), sc + static_cast<int64_t>(g0 + r) * N + stripe0 * 16, TN * 2, full, keep);
@@ -232,6 +238,11 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
             bulk_copy(st + kW + TM * kXP + kS + r * (TN / 2), p.zeros + static_cast<int64_t>(g0 + r) * (N >> 3) + stripe0 * 2, TN / 2, full,
                       keep);
           }
+        }
+        if (!waited) {
+          pdl_wait();
+          waited = true;
+          for (int tok = lane; tok < M; tok += 32) copy_x(tok);
         }
       }
     }

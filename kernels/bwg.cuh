@@ -28,6 +28,7 @@
 #include "dec.cuh"
 #include "mbarrier.cuh"
 #include "split.cuh"
+#include "pdl.cuh"
 #include "wg.cuh"
 
 namespace mate {
@@ -154,10 +155,13 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   }
   __syncthreads();
 
+  pdl_trigger();
   if (warp >= WC) {
     if constexpr (kRegs) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(bwg::kProducerRegs));
     if (warp > WC) return;
-    // Producer warp: lane 0 announces a stage's bytes, then the lanes issue its copies.
+    // Producer warp: lane 0 announces a stage's bytes, then the lanes issue its copies. The first
+    // stage's x boxes go after pdl_wait (kernels/pdl.cuh), its weights before.
+    bool waited = false;
     const uint64_t stream = bulk::policy_evict_first(), keep = bulk::policy_evict_last();
     const char* qw = reinterpret_cast<const char*>(p.qweight);
     const T* sc = static_cast<const T*>(p.scales);
@@ -181,12 +185,12 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         }
         __syncwarp();
         const int ncopy = NS + nch + srows * (kZeros ? 2 : 1);
+        auto copy_x = [&](int c) { tma_x(st + kX + c * (TM * 128), xa, (c0 + c) * 64, w.mt * TM, fullx); };
         for (int i = lane; i < ncopy; i += 32) {
           if (i < NS) {
             bulk_copy(st + kW + i * (CH * 512), qw + (static_cast<int64_t>(stripe0 + i) * C + c0) * 512, nch * 512, full, stream);
           } else if (i < NS + nch) {
-            const int c = i - NS;
-            tma_x(st + kX + c * (TM * 128), xa, (c0 + c) * 64, w.mt * TM, fullx);
+            if (waited) copy_x(i - NS);
           } else if (i < NS + nch + srows) {
             const int r = i - NS - nch;
             bulk_copy(st + kS + r * (TN * 2), sc + static_cast<int64_t>(g0 + r) * N + stripe0 * 16, TN * 2, full, keep);
@@ -194,6 +198,11 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
             const int r = i - NS - nch - srows;
             bulk_copy(st + kZ + r * (TN / 2), p.zeros + static_cast<int64_t>(g0 + r) * (N >> 3) + stripe0 * 2, TN / 2, full, keep);
           }
+        }
+        if (!waited) {
+          pdl_wait();
+          waited = true;
+          for (int c = lane; c < nch; c += 32) copy_x(c);
         }
       }
     }

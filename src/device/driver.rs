@@ -47,7 +47,37 @@ pub struct Driver {
     /// The wg family's x tensor map (src/device/tma.rs). Optional: a driver older than CUDA 12 has
     /// no TMA and serves wg through its cp.async x path instead of failing to load at all.
     pub cuTensorMapEncodeTiled: Option<CuTensorMapEncodeTiled>,
+    /// Launches with attributes (programmatic dependent launch, src/device/mod.rs). Optional: a
+    /// driver older than CUDA 12 launches every kernel with cuLaunchKernel.
+    pub cuLaunchKernelEx: Option<CuLaunchKernelEx>,
 }
+
+/// `CUlaunchAttribute`: a `CUlaunchAttributeID` (C int), padding to 8 bytes, and the 64-byte
+/// `CUlaunchAttributeValue` union.
+#[repr(C, align(8))]
+pub struct LaunchAttribute {
+    pub id: c_int,
+    pub pad: [u8; 4],
+    pub value: [u8; 64],
+}
+
+/// `CUlaunchConfig`.
+#[repr(C)]
+pub struct LaunchConfig {
+    pub grid: [c_uint; 3],
+    pub block: [c_uint; 3],
+    pub shared_mem_bytes: c_uint,
+    pub stream: CuStream,
+    pub attrs: *mut LaunchAttribute,
+    pub num_attrs: c_uint,
+}
+
+/// `CUresult cuLaunchKernelEx(const CUlaunchConfig*, CUfunction, void** kernelParams, void** extra)`.
+pub type CuLaunchKernelEx = unsafe extern "C" fn(*const LaunchConfig, CuFunction, *mut *mut c_void, *mut *mut c_void) -> CuResult;
+
+/// `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`: value (a C int) 1 lets the grid start
+/// while the previous kernel in the stream runs; the kernel waits for it itself (griddepcontrol).
+pub const CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: c_int = 6;
 
 /// `CUresult cuTensorMapEncodeTiled(CUtensorMap* tensorMap, CUtensorMapDataType, cuuint32_t rank,
 /// void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides (rank - 1,
@@ -107,6 +137,7 @@ fn load() -> std::result::Result<Driver, String> {
             cuOccupancyMaxActiveBlocksPerMultiprocessor: sym(lib, "cuOccupancyMaxActiveBlocksPerMultiprocessor")?,
             cuFuncSetAttribute: sym(lib, "cuFuncSetAttribute")?,
             cuTensorMapEncodeTiled: sym(lib, "cuTensorMapEncodeTiled").ok(),
+            cuLaunchKernelEx: sym(lib, "cuLaunchKernelEx").ok(),
         };
         let rc = (d.cuInit)(0);
         if rc != 0 {

@@ -20,8 +20,9 @@ pub fn swap(enable: bool) -> Vec<String> {
 }
 
 /// One record per launch, `key=value` fields separated by spaces; `x` is the wg and bwg families'
-/// x path (`x=-` for the other families, which have one).
-pub fn record(plan: &Plan, x: Option<XPath>) {
+/// x path (`x=-` for the other families, which have one); `pdl` 1 where the launch let the kernel
+/// overlap the previous one in the stream (programmatic dependent launch, src/device/mod.rs).
+pub fn record(plan: &Plan, x: Option<XPath>, pdl: bool) {
     if !ENABLED.load(Ordering::Relaxed) {
         return;
     }
@@ -35,7 +36,7 @@ pub fn record(plan: &Plan, x: Option<XPath>) {
         Family::Dect | Family::Wmma => 1,
     };
     let line = format!(
-        "kernel={} grid={},{},{} block={} smem={} sms={} split={} workspace={} x={}",
+        "kernel={} grid={},{},{} block={} smem={} sms={} split={} workspace={} x={} pdl={}",
         v.symbol,
         plan.grid[0],
         plan.grid[1],
@@ -45,7 +46,8 @@ pub fn record(plan: &Plan, x: Option<XPath>) {
         plan.sms,
         split,
         plan.workspace_bytes,
-        x.map_or_else(|| "-".to_string(), |p| p.log_name())
+        x.map_or_else(|| "-".to_string(), |p| p.log_name()),
+        u8::from(pdl)
     );
     LOG.lock().unwrap_or_else(|e| e.into_inner()).push(line);
 }

@@ -62,22 +62,68 @@ pub fn launch(p: &Problem, plan: &Plan, call: &GemmCall) -> Result<()> {
     if let Some(a) = x_arg.as_mut() {
         args[1] = a as *mut tma::WgXArg as *mut c_void;
     }
+    let pdl = v.family.programmatic_launch() && d.cuLaunchKernelEx.is_some() && pdl_enabled()?;
     let rc = unsafe {
-        (d.cuLaunchKernel)(
-            dev.function(plan.variant),
-            plan.grid[0],
-            plan.grid[1],
-            plan.grid[2],
-            plan.block[0],
-            plan.block[1],
-            plan.block[2],
-            plan.dynamic_smem,
-            call.stream as driver::CuStream,
-            args.as_mut_ptr(),
-            std::ptr::null_mut(),
-        )
+        if pdl {
+            launch_programmatic(d, dev.function(plan.variant), plan, call.stream as driver::CuStream, args.as_mut_ptr())
+        } else {
+            (d.cuLaunchKernel)(
+                dev.function(plan.variant),
+                plan.grid[0],
+                plan.grid[1],
+                plan.grid[2],
+                plan.block[0],
+                plan.block[1],
+                plan.block[2],
+                plan.dynamic_smem,
+                call.stream as driver::CuStream,
+                args.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+        }
     };
-    driver::check(d, rc, "cuLaunchKernel")?;
-    launch_log::record(plan, x_path);
+    driver::check(d, rc, if pdl { "cuLaunchKernelEx" } else { "cuLaunchKernel" })?;
+    launch_log::record(plan, x_path, pdl);
     Ok(())
+}
+
+/// Launches with programmatic stream serialization: the grid may start while the previous kernel
+/// in the stream finishes (its kernels wait for it before reading x: kernels/pdl.cuh). In a CUDA
+/// graph the launch becomes a programmatic dependency edge.
+unsafe fn launch_programmatic(
+    d: &driver::Driver,
+    f: driver::CuFunction,
+    plan: &Plan,
+    stream: driver::CuStream,
+    args: *mut *mut c_void,
+) -> driver::CuResult {
+    let mut attr = driver::LaunchAttribute { id: driver::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, pad: [0; 4], value: [0; 64] };
+    attr.value[..4].copy_from_slice(&1i32.to_ne_bytes()); // programmaticStreamSerializationAllowed
+    let config = driver::LaunchConfig {
+        grid: plan.grid,
+        block: plan.block,
+        shared_mem_bytes: plan.dynamic_smem,
+        stream,
+        attrs: &mut attr,
+        num_attrs: 1,
+    };
+    let launch_ex = d.cuLaunchKernelEx.expect("checked by the caller");
+    launch_ex(&config, f, args, std::ptr::null_mut())
+}
+
+/// Benchmark switch of programmatic dependent launch: `MATE_PDL=0` launches every kernel after
+/// the previous one completes (for A/B timing), `MATE_PDL=1` or unset lets the families that wait
+/// for it themselves overlap it. Read once, at the first launch; any other value fails that launch
+/// (and every later one) with a named error.
+pub const PDL_ENV: &str = "MATE_PDL";
+static PDL: once_cell::sync::OnceCell<std::result::Result<bool, String>> = once_cell::sync::OnceCell::new();
+
+fn pdl_enabled() -> Result<bool> {
+    PDL.get_or_init(|| match std::env::var(PDL_ENV).ok().as_deref() {
+        None | Some("1") => Ok(true),
+        Some("0") => Ok(false),
+        Some(other) => Err(other.to_string()),
+    })
+    .clone()
+    .map_err(|v| crate::error::arg_err("MATE_PDL (environment)", format!("{v:?}"), "must be 0 or 1, or unset"))
 }

@@ -29,6 +29,15 @@ pub enum Family {
     Bwg,
 }
 
+impl Family {
+    /// Whether the family's kernels take part in programmatic dependent launch (kernels/pdl.cuh:
+    /// they wait for the previous kernel in the stream before reading x, so src/device/mod.rs may
+    /// launch them to overlap it). A family whose kernels do not wait must never be launched so.
+    pub fn programmatic_launch(self) -> bool {
+        matches!(self, Family::Bulk | Family::Bwg)
+    }
+}
+
 #[derive(Clone, Copy, Debug)]
 pub struct Variant {
     /// extern "C" kernel name in the embedded fatbin.

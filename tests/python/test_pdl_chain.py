@@ -1,0 +1,90 @@
+"""Programmatic dependent launch (kernels/pdl.cuh, src/device/mod.rs): the bulk and bwg kernels may
+start while the previous kernel in the stream runs and wait for it before reading x. These tests
+chain GEMMs whose x is the previous GEMM's output, with no synchronization between them, eagerly
+and inside a CUDA graph, and check every result against float64; a kernel that read x too early
+would read the poisoned or previous output."""
+
+import pytest
+import torch
+
+from checkpoints import errors, frame_from_gptq_v2, random_gptq, reference, run_out
+from test_launch_log import records
+
+BOUND = {torch.float16: 2e-3, torch.bfloat16: 1e-2}
+
+# (M, layer shapes): each layer's K is the previous layer's N. M = 1 and 8 route to bulk, M = 32
+# to bwg, with a split layer (K large, N small) and a whole one in each chain.
+CHAINS = [
+    (1, [(4096, 14336), (14336, 4096), (4096, 8192)]),
+    (8, [(4096, 8192), (8192, 4096)]),
+    (32, [(4096, 8192), (8192, 4096)]),
+]
+
+
+def build(M, shapes, dtype):
+    layers = []
+    for K, N in shapes:
+        ck = random_gptq(K, N, 128, True, dtype, "cuda")
+        ck.scales.div_(K ** 0.5 * 0.055)  # outputs O(1), so the chain stays in range
+        layers.append((ck, frame_from_gptq_v2(ck)))
+    return layers
+
+
+def chain(layers, x, outs):
+    h = x
+    for (ck, fr), out in zip(layers, outs):
+        run_out(h, fr, out=out)
+        h = out
+    return h
+
+
+def check(layers, outs, x, dtype):
+    """Each layer against float64 on the input it read: x, then the previous layer's output."""
+    ins = [x] + outs[:-1]
+    for i, ((ck, _), h, o) in enumerate(zip(layers, ins, outs)):
+        total, col = errors(o, reference(ck, h, None))
+        assert total <= BOUND[dtype] and col <= 5 * BOUND[dtype], (i, total, col)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("M,shapes", CHAINS, ids=["m1", "m8", "m32"])
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_chained_calls_read_the_previous_output(M, shapes, dtype):
+    layers = build(M, shapes, dtype)
+    x = torch.randn(M, shapes[0][0], device="cuda").to(dtype)
+    outs = [torch.full((M, N), float("nan"), device="cuda", dtype=dtype) for _, N in shapes]
+    log = records(lambda: chain(layers, x, outs))
+    assert [r["pdl"] for r in log] == ["1"] * len(shapes), log  # the chain really overlaps
+    check(layers, outs, x, dtype)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("M,shapes", CHAINS, ids=["m1", "m8", "m32"])
+def test_chained_calls_in_a_graph(M, shapes):
+    dtype = torch.float16
+    layers = build(M, shapes, dtype)
+    x = torch.randn(M, shapes[0][0], device="cuda").to(dtype)
+    outs = [torch.empty((M, N), device="cuda", dtype=dtype) for _, N in shapes]
+    chain(layers, x, outs)  # module load and workspace outside the capture
+    torch.cuda.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        chain(layers, x, outs)
+    for _ in range(3):  # fresh input and poisoned outputs before every replay
+        x.copy_(torch.randn_like(x))
+        for o in outs:
+            o.fill_(float("nan"))
+        g.replay()
+        torch.cuda.synchronize()
+        check(layers, outs, x, dtype)
+
+
+@pytest.mark.gpu
+def test_only_the_waiting_families_overlap():
+    """Families whose kernels do not wait for the previous kernel (here dect, Llama-8B o at M = 1)
+    launch without the programmatic attribute."""
+    ck = random_gptq(4096, 4096, 128, True, torch.float16, "cuda")
+    fr = frame_from_gptq_v2(ck)
+    x = torch.randn(1, 4096, device="cuda").half()
+    (r,) = records(lambda: run_out(x, fr))
+    assert "_dect_" in r["kernel"] and r["pdl"] == "0", r

@@ -1,5 +1,5 @@
 // Programmatic dependent launch. src/device/mod.rs launches the families that include this header
-// (Family::programmatic_launch in src/plan/variants.rs: bulk, bwg) with programmatic stream
+// (Variant::programmatic_launch in src/plan/variants.rs: bulk, bwg) with programmatic stream
 // serialization, so such a kernel's CTAs may start while the previous kernel in the stream is
 // still running: its producer streams the first stage's weights, scales and zero points (nothing on
 // the device writes them) while the previous kernel finishes, and waits with pdl_wait() before its

@@ -4,7 +4,7 @@
 use mate::call::{Device, Problem};
 use mate::frame::{FrameMeta, GROUP_SIZES};
 use mate::plan::{
-    bulk_split, plan, prefer_bulk, prefer_bwg, BULK_CTAS_PER_SM, BULK_WIDE_M1_WEIGHTS, prefer_cta_tiles, prefer_wgmma, resolve_sms, set_num_sms, Caps, Family, DEC_MAX_M, VARIANTS,
+    bulk_split, plan, prefer_bulk, prefer_bwg, BULK_CTAS_PER_SM, BULK_WIDE_M1_WEIGHTS, prefer_cta_tiles, prefer_wgmma, Caps, Family, DEC_MAX_M, VARIANTS,
 };
 use mate::tensor::DType;
 
@@ -194,20 +194,6 @@ fn wg_tile_and_split_follow_the_cost_model() {
     let p = problem(256, 8192, 8192, 128, false, DType::F16);
     let (wide, narrow) = (plan(&p, &Caps::uniform(132, 1)).unwrap(), plan(&p, &Caps::uniform(16, 1)).unwrap());
     assert!(narrow.grid[2] <= wide.grid[2], "{narrow:?} vs {wide:?}");
-}
-
-#[test]
-fn sm_count_resolution_order() {
-    // call override, then process-wide limit, then the device; clamped to the device.
-    assert_eq!(resolve_sms(None, 132), 132);
-    assert_eq!(resolve_sms(Some(60), 132), 60);
-    assert_eq!(resolve_sms(Some(500), 132), 132);
-    set_num_sms(Some(48)).unwrap();
-    assert_eq!(resolve_sms(None, 132), 48);
-    assert_eq!(resolve_sms(Some(60), 132), 60);
-    set_num_sms(None).unwrap();
-    assert_eq!(resolve_sms(None, 132), 132);
-    assert!(set_num_sms(Some(0)).is_err());
 }
 
 #[test]

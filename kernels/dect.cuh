@@ -7,6 +7,7 @@
 // on most decode shapes (bench/NOTES.md), so the planner prefers it where it serves.
 #pragma once
 #include "dec.cuh"
+#include "pdl.cuh"
 
 namespace mate {
 
@@ -40,11 +41,29 @@ __device__ __forceinline__ void dect_body(const GemmParams& p) {
   unsigned short sbuf[P][NS][2];
   uint32_t zbuf[P][NS][2];
 
-  auto load = [&](int i, int ch) {
+  // A chunk's loads: the weights, scales and zero points (nothing on the device writes them), and
+  // this lane's activations (the previous kernel in the stream may: after pdl_wait).
+  auto load_w = [&](int i, int ch) {
     if (ch >= c_end) return;
 #pragma unroll
     for (int s = 0; s < NS; ++s)
       wbuf[i][s] = ld_stream(wq + (static_cast<int64_t>(stripe0 + s) * C + ch) * 32 + lane);
+    const int k = (ch << 6) + (c << 4);
+    const int grp = k / p.group_size;
+#pragma unroll
+    for (int s = 0; s < NS; ++s) {
+      const int n = (stripe0 + s) * 16 + g;
+      sbuf[i][s][0] = __ldg(sc + static_cast<int64_t>(grp) * N + n);
+      sbuf[i][s][1] = __ldg(sc + static_cast<int64_t>(grp) * N + n + 8);
+      if constexpr (kZeros) {
+        const int32_t* zrow = p.zeros + static_cast<int64_t>(grp) * (N >> 3);
+        zbuf[i][s][0] = static_cast<uint32_t>(__ldg(zrow + (n >> 3)));
+        zbuf[i][s][1] = static_cast<uint32_t>(__ldg(zrow + (n >> 3) + 1));
+      }
+    }
+  };
+  auto load_x = [&](int i, int ch) {
+    if (ch >= c_end) return;
     const int k = (ch << 6) + (c << 4);  // this lane's 16 activation columns
 #pragma unroll
     for (int t = 0; t < MT; ++t) {
@@ -71,18 +90,10 @@ __device__ __forceinline__ void dect_body(const GemmParams& p) {
         xbuf[i][t][1] = make_uint4(0, 0, 0, 0);
       }
     }
-    const int grp = k / p.group_size;
-#pragma unroll
-    for (int s = 0; s < NS; ++s) {
-      const int n = (stripe0 + s) * 16 + g;
-      sbuf[i][s][0] = __ldg(sc + static_cast<int64_t>(grp) * N + n);
-      sbuf[i][s][1] = __ldg(sc + static_cast<int64_t>(grp) * N + n + 8);
-      if constexpr (kZeros) {
-        const int32_t* zrow = p.zeros + static_cast<int64_t>(grp) * (N >> 3);
-        zbuf[i][s][0] = static_cast<uint32_t>(__ldg(zrow + (n >> 3)));
-        zbuf[i][s][1] = static_cast<uint32_t>(__ldg(zrow + (n >> 3) + 1));
-      }
-    }
+  };
+  auto load = [&](int i, int ch) {
+    load_w(i, ch);
+    load_x(i, ch);
   };
 
   auto compute = [&](int i) {
@@ -111,8 +122,14 @@ __device__ __forceinline__ void dect_body(const GemmParams& p) {
     }
   };
 
+  // Programmatic dependent launch (kernels/pdl.cuh): the first P chunks' weights stream while the
+  // previous kernel finishes; every global write (the output) comes after the wait.
+  pdl_trigger();
 #pragma unroll
-  for (int i = 0; i < P; ++i) load(i, c_begin + i);
+  for (int i = 0; i < P; ++i) load_w(i, c_begin + i);
+  pdl_wait();
+#pragma unroll
+  for (int i = 0; i < P; ++i) load_x(i, c_begin + i);
   for (int base = c_begin; base < c_end; base += P) {
 #pragma unroll
     for (int i = 0; i < P; ++i) {

@@ -62,7 +62,7 @@ pub fn launch(p: &Problem, plan: &Plan, call: &GemmCall) -> Result<()> {
     if let Some(a) = x_arg.as_mut() {
         args[1] = a as *mut tma::WgXArg as *mut c_void;
     }
-    let pdl = v.programmatic_launch() && d.cuLaunchKernelEx.is_some() && pdl_enabled()?;
+    let pdl = v.programmatic_launch() && dev.capability.0 >= 9 && d.cuLaunchKernelEx.is_some() && pdl_enabled()?;
     let rc = unsafe {
         if pdl {
             launch_programmatic(d, dev.function(plan.variant), plan, call.stream as driver::CuStream, args.as_mut_ptr())

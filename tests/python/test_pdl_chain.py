@@ -1,4 +1,4 @@
-"""Programmatic dependent launch (kernels/pdl.cuh, src/device/mod.rs): the bulk and bwg kernels may
+"""Programmatic dependent launch (kernels/pdl.cuh, src/device/mod.rs): the bulk, bwg and dect kernels may
 start while the previous kernel in the stream runs and wait for it before reading x. These tests
 chain GEMMs whose x is the previous GEMM's output, with no synchronization between them, eagerly
 and inside a CUDA graph, and check every result against float64; a kernel that read x too early
@@ -12,12 +12,12 @@ from test_launch_log import records
 
 BOUND = {torch.float16: 2e-3, torch.bfloat16: 1e-2}
 
-# (M, layer shapes): each layer's K is the previous layer's N. M = 1 and 8 route to bulk, M = 32
-# to bwg, with a split layer (K large, N small) and a whole one in each chain; every plan here is
-# launched to overlap (Variant::programmatic_launch).
+# (M, layer shapes): each layer's K is the previous layer's N. M = 1 and 8 route to bulk and (the
+# 4096 x 4096 layer) dect, M = 32 to bwg, with a split layer (K large, N small) and a whole one in
+# each chain; every plan here is launched to overlap (Variant::programmatic_launch).
 CHAINS = [
-    (1, [(4096, 6144), (6144, 4096), (4096, 28672)]),
-    (8, [(4096, 8192), (8192, 4096)]),
+    (1, [(4096, 6144), (6144, 4096), (4096, 4096), (4096, 28672)]),
+    (8, [(4096, 8192), (8192, 4096), (4096, 4096)]),
     (32, [(4096, 8192), (8192, 4096)]),
 ]
 
@@ -81,13 +81,15 @@ def test_chained_calls_in_a_graph(M, shapes):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("K,N,family", [(4096, 4096, "_dect_"), (28672, 8192, "_bulk_f16_sym_m1_n128_split")])
-def test_plans_that_keep_the_plain_launch(K, N, family):
-    """Families whose kernels do not wait for the previous kernel (dect: Llama-8B o at M = 1), and
-    the one-token 128-feature split plans (measured slower overlapped: Llama-70B down at M = 1),
-    launch without the programmatic attribute."""
+@pytest.mark.parametrize("M,K,N,family,pdl", [
+    (1, 4096, 4096, "_dect_", "1"),  # Llama-8B o: dect waits too
+    (1, 28672, 8192, "_bulk_f16_sym_m1_n128_split", "0"),  # measured slower overlapped (Llama-70B down)
+    (64, 4096, 4096, "_wg_", "0"),  # wg does not wait: never launched so
+])
+def test_which_plans_overlap(M, K, N, family, pdl):
+    """The launch log's pdl field per plan (Variant::programmatic_launch)."""
     ck = random_gptq(K, N, 128, True, torch.float16, "cuda")
     fr = frame_from_gptq_v2(ck)
-    x = torch.randn(1, K, device="cuda").half()
+    x = torch.randn(M, K, device="cuda").half()
     (r,) = records(lambda: run_out(x, fr))
-    assert family in r["kernel"] and r["pdl"] == "0", r
+    assert family in r["kernel"] and r["pdl"] == pdl, r

@@ -122,14 +122,21 @@ __device__ __forceinline__ void dect_body(const GemmParams& p) {
     }
   };
 
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   // Programmatic dependent launch (kernels/pdl.cuh): the first P chunks' weights stream while the
-  // previous kernel finishes; every global write (the output) comes after the wait.
+  // previous kernel finishes; every global write (the output) comes after the wait. (Launched
+  // without it, this order measured ~12 % slower than loading chunk by chunk on Llama-8B o at
+  // M = 1; with it 0.81x: bench/NOTES.md, session 6. sm_80 keeps the chunk-by-chunk order.)
   pdl_trigger();
 #pragma unroll
   for (int i = 0; i < P; ++i) load_w(i, c_begin + i);
   pdl_wait();
 #pragma unroll
   for (int i = 0; i < P; ++i) load_x(i, c_begin + i);
+#else
+#pragma unroll
+  for (int i = 0; i < P; ++i) load(i, c_begin + i);
+#endif
   for (int base = c_begin; base < c_end; base += P) {
 #pragma unroll
     for (int i = 0; i < P; ++i) {

@@ -1,6 +1,6 @@
-"""Programmatic dependent launch (kernels/pdl.cuh, src/device/mod.rs): the bulk, bwg and dect kernels may
-start while the previous kernel in the stream runs and wait for it before reading x. These tests
-chain GEMMs whose x is the previous GEMM's output, with no synchronization between them, eagerly
+"""Programmatic dependent launch (kernels/pdl.cuh, src/device/mod.rs): the bulk, bwg and dect
+kernels may start while the previous kernel in the stream runs and wait for it before reading x.
+These tests chain GEMMs whose x is the previous GEMM's output, with no synchronization between them, eagerly
 and inside a CUDA graph, and check every result against float64; a kernel that read x too early
 would read the poisoned or previous output."""
 

@@ -119,11 +119,44 @@ pub const PDL_ENV: &str = "MATE_PDL";
 static PDL: once_cell::sync::OnceCell<std::result::Result<bool, String>> = once_cell::sync::OnceCell::new();
 
 fn pdl_enabled() -> Result<bool> {
-    PDL.get_or_init(|| match std::env::var(PDL_ENV).ok().as_deref() {
+    PDL.get_or_init(|| parse_pdl(std::env::var(PDL_ENV).ok().as_deref())).clone().map_err(|v| {
+        crate::error::arg_err("MATE_PDL (environment)", format!("{v:?}"), "must be 0 or 1, or unset")
+    })
+}
+
+/// `MATE_PDL`'s value: unset or "1" on, "0" off, anything else returned as the error.
+fn parse_pdl(v: Option<&str>) -> std::result::Result<bool, String> {
+    match v {
         None | Some("1") => Ok(true),
         Some("0") => Ok(false),
         Some(other) => Err(other.to_string()),
-    })
-    .clone()
-    .map_err(|v| crate::error::arg_err("MATE_PDL (environment)", format!("{v:?}"), "must be 0 or 1, or unset"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pdl_switch_parses_strictly() {
+        assert_eq!(parse_pdl(None), Ok(true));
+        assert_eq!(parse_pdl(Some("1")), Ok(true));
+        assert_eq!(parse_pdl(Some("0")), Ok(false));
+        for bad in ["", "yes", "2", " 1", "true"] {
+            assert_eq!(parse_pdl(Some(bad)), Err(bad.to_string()));
+        }
+    }
+
+    #[test]
+    fn launch_structs_match_cuda_h() {
+        // CUlaunchAttribute: id (4) + pad (4) + the 64-byte value union; CUlaunchConfig: seven
+        // unsigned ints, then hStream at 32, attrs at 40, numAttrs at 48 (56 with padding).
+        use driver::{LaunchAttribute, LaunchConfig};
+        assert_eq!((std::mem::size_of::<LaunchAttribute>(), std::mem::align_of::<LaunchAttribute>()), (72, 8));
+        assert_eq!(std::mem::offset_of!(LaunchAttribute, value), 8);
+        assert_eq!(std::mem::size_of::<LaunchConfig>(), 56);
+        assert_eq!(std::mem::offset_of!(LaunchConfig, stream), 32);
+        assert_eq!(std::mem::offset_of!(LaunchConfig, attrs), 40);
+        assert_eq!(std::mem::offset_of!(LaunchConfig, num_attrs), 48);
+    }
 }

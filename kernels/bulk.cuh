@@ -175,17 +175,15 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
   // and its producer streams them back to back, so the ring does not drain between items.
   const int S = kSplit ? p.total_warps : 1;
   const int tiles = N / TN, items = tiles * S;
-  struct Item {
-    int tile, z, stripe0, cb, ce, nst;
+  struct Item : KRange {  // kernels/split.cuh
+    int tile, z, stripe0;
   };
   auto item_of = [&](int i) {
     Item t;
     t.tile = i / S;
     t.z = i - t.tile * S;
     t.stripe0 = t.tile * NS;
-    t.cb = (t.z * C) / S;
-    t.ce = ((t.z + 1) * C) / S;
-    t.nst = (t.ce - t.cb + CH - 1) / CH;
+    static_cast<KRange&>(t) = k_range(t.z, S, C, CH);
     return t;
   };
 

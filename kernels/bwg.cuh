@@ -126,8 +126,8 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   // share the weights through L2 and x stays hot (kernels/wg.cuh's raster).
   const int mtiles = (M + TM - 1) / TM, band = max(1, min(p.max_seg, mtiles));
   const int tiles = N / TN, items = mtiles * tiles * S;
-  struct Item {
-    int tile, mt, out_tile, z, cb, ce, nst;
+  struct Item : KRange {  // kernels/split.cuh
+    int tile, mt, out_tile, z;
   };
   auto item_of = [&](int i) {
     Item t;
@@ -138,9 +138,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     t.tile = in / rows_b;
     t.mt = b0 + in % rows_b;
     t.out_tile = t.mt * tiles + t.tile;  // the split's partials and ticket
-    t.cb = (t.z * C) / S;
-    t.ce = ((t.z + 1) * C) / S;
-    t.nst = (t.ce - t.cb + CH - 1) / CH;
+    static_cast<KRange&>(t) = k_range(t.z, S, C, CH);
     return t;
   };
 

@@ -14,6 +14,21 @@
 
 namespace mate {
 
+// Part z of `parts` of a tile's K: chunks [cb, ce) of the `chunks` (of 64), in nst stages of
+// `per_stage` chunks (the last may be partial). The persistent families (bulk, bwg) split this
+// way; their planner splits into at most chunks / per_stage parts, so every part has a stage
+// (tests/plan.rs).
+struct KRange {
+  int cb, ce, nst;
+};
+__device__ __forceinline__ KRange k_range(int z, int parts, int chunks, int per_stage) {
+  KRange r;
+  r.cb = (z * chunks) / parts;
+  r.ce = ((z + 1) * chunks) / parts;
+  r.nst = (r.ce - r.cb + per_stage - 1) / per_stage;
+  return r;
+}
+
 // Takes the ticket of `counter` and returns its previous value (the part is the last of `parts`
 // when it returns parts - 1).
 __device__ __forceinline__ int split_ticket(int* counter) {

@@ -30,6 +30,7 @@
 #pragma once
 #include "dec.cuh"
 #include "mbarrier.cuh"
+#include "pdl.cuh"
 #include "split.cuh"
 #include "wgmma_ops.cuh"
 
@@ -130,6 +131,7 @@ __device__ __forceinline__ void wg_body(const GemmParams& p, const wg::XArg& xa)
   const uint32_t xbar0 = static_cast<uint32_t>(__cvta_generic_to_shared(xbar));
 
   const int tid = threadIdx.x;
+  pdl_trigger();
   const int lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, ci = lane & 3;
   // Raster: CTAs run in launch order, so walk the (m-tile, n-tile) grid in bands of p.total_warps
@@ -191,7 +193,9 @@ __device__ __forceinline__ void wg_body(const GemmParams& p, const wg::XArg& xa)
   const bool sz_in = s_thread ? s_n < p.N : z_w < (p.N >> 3);
   const uint32_t sz_dst = s_thread ? kS + sz_half * TN * 2 + s_col * 16 : kZ + sz_half * (TN / 2) + s_col * 16;
 
-  auto load = [&](int slot, int ch, auto mode_tag) {
+  // A chunk's copies: x (load_x: the previous kernel in the stream may write it, so the prologue
+  // issues it after pdl_wait) and the weights, scales and zero points (load_w).
+  auto load_x = [&](int slot, int ch, auto mode_tag) {
     constexpr XMode kMode = decltype(mode_tag)::value;
     const uint32_t st = smem0 + slot * kStage;
     const int k0 = ch << 6;
@@ -229,6 +233,10 @@ __device__ __forceinline__ void wg_body(const GemmParams& p, const wg::XArg& xa)
                      "r"(v.z), "r"(v.w));
       }
     }
+  };
+  auto load_w = [&](int slot, int ch) {
+    const uint32_t st = smem0 + slot * kStage;
+    const int k0 = ch << 6;
     cp16(st + w_dst, w_src + ch * 32, w_in ? 16 : 0);
     if (sz_copy) {  // scales / zero points of the chunk's first group and of its second (G = 32)
       const int grp = (k0 + sz_half * 32) >> gshift;
@@ -236,6 +244,10 @@ __device__ __forceinline__ void wg_body(const GemmParams& p, const wg::XArg& xa)
                                  : static_cast<const void*>(p.zeros + static_cast<int64_t>(grp) * (p.N >> 3) + z_w);
       cp16(st + sz_dst, src, sz_in ? 16 : 0);
     }
+  };
+  auto load = [&](int slot, int ch, auto mode_tag) {
+    load_x(slot, ch, mode_tag);
+    load_w(slot, ch);
   };
 
   // No zero fill: the first chunk's first wgmma ignores the accumulator (scale-d = 0); writing
@@ -259,9 +271,16 @@ __device__ __forceinline__ void wg_body(const GemmParams& p, const wg::XArg& xa)
     }
     __syncthreads();
   }
+  // Programmatic dependent launch (kernels/pdl.cuh): the first P - 2 chunks' weights, scales and
+  // zero points are issued before pdl_wait, uncommitted, so they join chunk 0's commit group (the
+  // cp.async.wait_group count per chunk is unchanged); x after the wait, one group per chunk.
+#pragma unroll
+  for (int i = 0; i < P - 2; ++i)
+    if (i < nch) load_w(i, c_begin + i);
+  pdl_wait();
 #pragma unroll
   for (int i = 0; i < P - 2; ++i) {
-    if (i < nch) load(i, c_begin + i, mode_tag);
+    if (i < nch) load_x(i, c_begin + i, mode_tag);
     cp_async_commit();
   }
   // One chunk: copies for chunk it + P - 2; shared-memory reads of chunk it's weights and scales;

@@ -33,15 +33,16 @@ pub enum Family {
 impl Variant {
     /// Whether src/device/mod.rs launches this variant to overlap the previous kernel in the stream
     /// (programmatic dependent launch, sm_90 and later). Only the families whose kernels wait for
-    /// it before reading x (kernels/pdl.cuh: bulk, bwg, dect); a kernel that does not wait must
+    /// it before reading x (kernels/pdl.cuh: bulk, bwg, dect, wg); a kernel that does not wait must
     /// never be launched so.
     /// Measured on the H200 (results/2026-11-29-pdl-ab.json, bench/NOTES.md "Session 6"): 0.75-0.95x
     /// on most bulk and bwg plans (Qwen2-1.5B down M = 1 6.35 -> 4.74 us, Llama-8B qkv M = 16
     /// 12.6 -> 10.1), but 1.03-1.20x on the one-token 128-feature split plans (Llama-70B down
-    /// M = 1 36.8 -> 44.0), which keep the plain launch.
+    /// M = 1 36.8 -> 44.0), which keep the plain launch. wg (results/2026-11-30-wg-pdl-ab.json):
+    /// 0.82-0.93x at M = 48/64 (Llama-8B o 17.4 -> 14.3 us).
     pub fn programmatic_launch(&self) -> bool {
         match self.family {
-            Family::Bwg | Family::Dect => true,
+            Family::Bwg | Family::Dect | Family::Wg => true,
             Family::Bulk => !(self.tm == 1 && self.tn == 128 && self.split),
             _ => false,
         }

@@ -19,6 +19,7 @@ CHAINS = [
     (1, [(4096, 6144), (6144, 4096), (4096, 4096), (4096, 28672)]),
     (8, [(4096, 8192), (8192, 4096), (4096, 4096)]),
     (32, [(4096, 8192), (8192, 4096)]),
+    (64, [(4096, 8192), (8192, 4096)]),  # wg
 ]
 
 
@@ -48,7 +49,7 @@ def check(layers, outs, x, dtype):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("M,shapes", CHAINS, ids=["m1", "m8", "m32"])
+@pytest.mark.parametrize("M,shapes", CHAINS, ids=["m1", "m8", "m32", "m64"])
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
 def test_chained_calls_read_the_previous_output(M, shapes, dtype):
     layers = build(M, shapes, dtype)
@@ -60,7 +61,7 @@ def test_chained_calls_read_the_previous_output(M, shapes, dtype):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("M,shapes", CHAINS, ids=["m1", "m8", "m32"])
+@pytest.mark.parametrize("M,shapes", CHAINS, ids=["m1", "m8", "m32", "m64"])
 def test_chained_calls_in_a_graph(M, shapes):
     dtype = torch.float16
     layers = build(M, shapes, dtype)
@@ -84,7 +85,7 @@ def test_chained_calls_in_a_graph(M, shapes):
 @pytest.mark.parametrize("M,K,N,family,pdl", [
     (1, 4096, 4096, "_dect_", "1"),  # Llama-8B o: dect waits too
     (1, 28672, 8192, "_bulk_f16_sym_m1_n128_split", "0"),  # measured slower overlapped (Llama-70B down)
-    (64, 4096, 4096, "_wg_", "0"),  # wg does not wait: never launched so
+    (64, 4096, 4096, "_wg_", "1"),  # wg waits too
 ])
 def test_which_plans_overlap(M, K, N, family, pdl):
     """The launch log's pdl field per plan (Variant::programmatic_launch)."""

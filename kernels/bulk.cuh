@@ -9,13 +9,14 @@
 // once (groups >= 64), or Deq<T> scaling before the MMA (kPre, group 32).
 //
 // Work: an item is TN features (NS = TN/16 stripes of frame v2, each stripe's K chunks contiguous)
-// x one of S K ranges (S = p.total_warps with kSplit, else 1). The grid is persistent: CTA b takes
-// items b, b + gridDim.x, ... and its producer streams them back to back. A stage is CH chunks of 64
+// x a K range: the whole K (CTA b takes tiles b, b + gridDim.x, ...), or with kSplit the
+// stream-K ranges of kernels/split.cuh (every CTA the same number of chunks, whatever the tile
+// count). The grid is persistent; a CTA's producer streams its items back to back. A stage is CH chunks of 64
 // (chunks_per_stage): per stripe one copy of CH x 512 bytes, per token one copy of its CH x 64
 // activations, and the stage's scale rows (and zero-point rows). Consumer warp w takes chunks w,
 // w + WC, ... of every stage; the warps' fp32 partials are reduced in warp order in shared memory;
-// with kSplit the S items of one tile store fp32 partials and the last arriver sums them in split
-// order (deterministic, no atomic adds), as the wg family does.
+// with kSplit a tile shared by several CTAs is summed by its owner in CTA order (deterministic,
+// no atomic adds).
 // Act order is not served here (x is copied in rows; a gather is not a bulk copy): the planner
 // sends act-order frames to the other decode families.
 #pragma once
@@ -171,19 +172,48 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
   // Group of row k = k >> gs: group sizes 32/64/128 are powers of two; any other is per channel
   // (G = K, one group), where k >> 31 = 0 does the same without a division.
   const int gs = (G & (G - 1)) == 0 ? __ffs(G) - 1 : 31;
-  // Persistent: work item i is (tile i / S, K split i % S); CTA b takes items b, b + gridDim.x, ...
-  // and its producer streams them back to back, so the ring does not drain between items.
-  const int S = kSplit ? p.total_warps : 1;
-  const int tiles = N / TN, items = tiles * S;
-  struct Item : KRange {  // kernels/split.cuh
-    int tile, z, stripe0;
+  // Persistent: whole K, CTA b takes tiles b, b + gridDim.x, ...; kSplit, stream-K (kernels/
+  // split.cuh): CTA b takes its range of the tiles x chunks units, from its last tile to its first.
+  // Either way its producer streams the items back to back, so the ring does not drain between them.
+  // The stream-K unit, in chunks, travels in p.max_seg (src/plan/mod.rs bulk_streamk): a stage
+  // where CTAs take several tiles (a range cut mid-stage would add a short stage, a DRAM round
+  // trip for a few bytes), one chunk where each tile is split evenly over S CTAs (G = tiles x S:
+  // every CTA one part of one tile). SPT units per tile; a tile's last may be short.
+  // The even split takes its part in 32-bit arithmetic (k_range: the same ranges as the stream-K
+  // formula gives there), measured faster than the 64-bit form on its small kernels.
+  const int UNIT = kSplit ? p.max_seg : CH;
+  const bool even = kSplit && UNIT == 1;
+  const int tiles = N / TN, SPT = (C + UNIT - 1) / UNIT;
+  const int S = even ? static_cast<int>(gridDim.x) / tiles : 1;  // CTAs per tile
+  const StreamK sk{static_cast<int64_t>(tiles) * SPT, static_cast<int>(gridDim.x)};
+  // (the planner keeps tiles x chunks below 2^31: src/plan/mod.rs bulk_split)
+  const int u0 = kSplit && !even ? static_cast<int>(sk.start(blockIdx.x)) : 0;
+  const int u1 = kSplit && !even ? static_cast<int>(sk.start(blockIdx.x + 1)) : 0;
+  const int items = even ? 1
+                    : kSplit ? (u1 > u0 ? (u1 - 1) / SPT - u0 / SPT + 1 : 0)
+                             : (static_cast<int>(blockIdx.x) < tiles ? (tiles - 1 - static_cast<int>(blockIdx.x)) / static_cast<int>(gridDim.x) + 1 : 0);
+  struct Item {
+    int tile, cb, ce, nst, stripe0;  // chunks [cb, ce) of the tile, in nst stages
   };
   auto item_of = [&](int i) {
     Item t;
-    t.tile = i / S;
-    t.z = i - t.tile * S;
+    if (even) {
+      t.tile = blockIdx.x / S;
+      const KRange r = k_range(blockIdx.x - t.tile * S, S, C, CH);
+      t.cb = r.cb;
+      t.ce = r.ce;
+    } else if constexpr (kSplit) {
+      t.tile = (u1 - 1) / SPT - i;
+      const int base = t.tile * SPT;
+      t.cb = max(u0 - base, 0) * UNIT;
+      t.ce = min(min(u1 - base, SPT) * UNIT, C);
+    } else {
+      t.tile = blockIdx.x + i * gridDim.x;
+      t.cb = 0;
+      t.ce = C;
+    }
+    t.nst = (t.ce - t.cb + CH - 1) / CH;
     t.stripe0 = t.tile * NS;
-    static_cast<KRange&>(t) = k_range(t.z, S, C, CH);
     return t;
   };
 
@@ -206,7 +236,7 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
     const T* x = static_cast<const T*>(p.x);
     const T* sc = static_cast<const T*>(p.scales);
     int ring = 0;  // stages issued so far: the ring slot and phase
-    for (int item = blockIdx.x; item < items; item += gridDim.x) {
+    for (int item = 0; item < items; ++item) {
       const Item w = item_of(item);
       const int stripe0 = w.stripe0;
       for (int it = 0; it < w.nst; ++it, ++ring) {
@@ -252,9 +282,9 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
   T* __restrict__ out = static_cast<T*>(p.out);
   const T* __restrict__ bias = static_cast<const T*>(p.bias);
   int ring = 0;
-  for (int item = blockIdx.x; item < items; item += gridDim.x) {
+  for (int item = 0; item < items; ++item) {
     const Item wk = item_of(item);
-    const int tile = wk.tile, z = wk.z, stripe0 = wk.stripe0;
+    const int tile = wk.tile, stripe0 = wk.stripe0;
     float acc[MT][NSW][4];
     zero_frags(acc);
 
@@ -370,10 +400,12 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
     asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
 
     constexpr int kTile = TM * TN;
-    float* part = nullptr;
-    if constexpr (kSplit) {
-      part = static_cast<float*>(p.workspace) + (static_cast<int64_t>(tile) * S + z) * kTile;
-    }
+    // Split plans (kernels/split.cuh; workspace: [G][TM * TN] fp32 slots, then one counter per
+    // tile). The even split (UNIT == 1: every CTA one part of one tile) stores every part and the
+    // last arriver sums them (split_ticket); stream-K stores the parts that do not end their tile
+    // (contributors) and the owner sums them (split_wait). One protocol per launch.
+    const bool contributor = kSplit && (even || wk.ce < C);
+    float* const slots = static_cast<float*>(p.workspace);
     float v_keep[(TM * TN + WC * 32 - 1) / (WC * 32)];
 #pragma unroll
     for (int i = 0; i < (kTile + WC * 32 - 1) / (WC * 32); ++i) {
@@ -386,27 +418,49 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
         const int t = tok >> 3, col = tok & 7;
         const int frag = (t * 32 + (r16 & 7) * 4 + (col >> 1)) * 4 + (r16 >> 3) * 2 + (col & 1);
         v = red[blk * kPart + sw * MT * 128 + frag];
-        if constexpr (kSplit) part[idx] = v;
+        if (contributor) slots[static_cast<int64_t>(blockIdx.x) * kTile + idx] = v;
       }
       v_keep[i] = v;
     }
     if constexpr (kSplit) {
-      int* tickets = reinterpret_cast<int*>(static_cast<float*>(p.workspace) + static_cast<int64_t>(tiles) * S * kTile);
-      asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
-      __shared__ int last;
-      if (threadIdx.x == 0) last = (split_ticket(tickets + tile) == S - 1);  // kernels/split.cuh
-      asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
-      if (!last) continue;  // uniform over the consumers: all read `last` before the next write
-      const float* all = static_cast<const float*>(p.workspace) + static_cast<int64_t>(tile) * S * kTile;
+      int* counters = reinterpret_cast<int*>(slots + static_cast<int64_t>(gridDim.x) * kTile);
+      if (even) {
+        // Measured faster than an owner's wait here (bench/NOTES.md, session 7).
+        const int first = tile * S, parts = S;
+        __shared__ int last;
+        asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
+        if (threadIdx.x == 0) last = (split_ticket(counters + tile) == parts - 1);
+        asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
+        if (!last) continue;  // uniform over the consumers: all read `last` before the next write
 #pragma unroll
-      for (int i = 0; i < (kTile + WC * 32 - 1) / (WC * 32); ++i) {
-        const int idx = i * WC * 32 + threadIdx.x;
-        float v = 0.f;
-        if (idx < kTile)
-          for (int zz = 0; zz < S; ++zz) v += __ldcg(all + static_cast<int64_t>(zz) * kTile + idx);
-        v_keep[i] = v;
+        for (int i = 0; i < (kTile + WC * 32 - 1) / (WC * 32); ++i) {
+          const int idx = i * WC * 32 + threadIdx.x;
+          float v = 0.f;
+          if (idx < kTile)
+            for (int c = first; c < first + parts; ++c) v += __ldcg(slots + static_cast<int64_t>(c) * kTile + idx);
+          v_keep[i] = v;
+        }
+        if (threadIdx.x == 0) counters[tile] = 0;
+      } else if (contributor) {
+        asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
+        if (threadIdx.x == 0) split_arrive(counters + tile);
+        continue;
+      } else if (wk.cb > 0) {
+        // The owner of a tile that earlier CTAs share: their slots, in CTA order, then its own part.
+        const int first = sk.cta_of(static_cast<int64_t>(tile) * SPT);
+        if (threadIdx.x == 0) split_wait(counters + tile, static_cast<int>(blockIdx.x) - first);
+        asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
+#pragma unroll
+        for (int i = 0; i < (kTile + WC * 32 - 1) / (WC * 32); ++i) {
+          const int idx = i * WC * 32 + threadIdx.x;
+          float v = 0.f;
+          if (idx < kTile) {
+            for (int c = first; c < static_cast<int>(blockIdx.x); ++c) v += __ldcg(slots + static_cast<int64_t>(c) * kTile + idx);
+            v += v_keep[i];
+          }
+          v_keep[i] = v;
+        }
       }
-      if (threadIdx.x == 0) tickets[tile] = 0;
     }
 #pragma unroll
     for (int i = 0; i < (kTile + WC * 32 - 1) / (WC * 32); ++i) {

@@ -23,8 +23,8 @@ struct GemmParams {
   void* workspace;
   int32_t total_warps;    // dec: warps sharing the flattened (stripe group, K chunk) units;
                           // wg: m-tiles per band of the CTA raster (kernels/wg.cuh);
-                          // bulk: CTAs per tile splitting its K (kernels/bulk.cuh)
-  int32_t max_seg;        // dec: partial slots per stripe group
+                          // bulk: CTAs per tile (reported only; kernels/bulk.cuh)
+  int32_t max_seg;        // dec: partial slots per stripe group; bulk: chunks per stream-K unit
 };
 
 static_assert(sizeof(GemmParams) == 96, "GemmParams layout must match src/device/params.rs");

@@ -4,8 +4,9 @@
 use mate::call::{Device, Problem};
 use mate::frame::{FrameMeta, GROUP_SIZES};
 use mate::plan::{
-    bulk_split, plan, prefer_bulk, prefer_bwg, BULK_CTAS_PER_SM, BULK_WIDE_M1_WEIGHTS, prefer_cta_tiles, prefer_wgmma, Caps, Family, DEC_MAX_M, VARIANTS,
+    bulk_split, bulk_tile_features, plan, prefer_bulk, prefer_bwg, BULK_CTAS_PER_SM, BULK_WIDE_M1_WEIGHTS, prefer_cta_tiles, prefer_wgmma, Caps, Family, DEC_MAX_M, VARIANTS,
 };
+use mate::plan::variants::bulk_chunks_per_stage;
 use mate::tensor::DType;
 
 fn problem(m: i64, k: i64, n: i64, g: i64, zeros: bool, dtype: DType) -> Problem {
@@ -80,22 +81,38 @@ fn every_envelope_configuration_has_a_variant() {
                                 assert!(covered >= m && covered - m < v.tm as i64);
                             }
                             Family::Bulk => {
-                                // a persistent grid of at most one CTA per (tile, split) item and
-                                // two per SM; every split gets a chunk
+                                // a persistent grid of at most two CTAs per SM: whole tiles (at most
+                                // one CTA per tile), or a split (every CTA at least a stage deep,
+                                // the stream-K unit in max_seg)
                                 assert!(m <= v.tm as i64);
                                 let split = pl.total_warps;
                                 let tiles = n / v.tn as i64;
-                                assert!(pl.grid[0] as i64 <= (tiles * split).min(2 * 132) && pl.grid[0] >= 1);
-                                // the smallest token tile that holds M: at M = 1 128 features from
-                                // 2^25 weights (bulk_tile_features), else 32; 128 above
-                                let m1_tn = if k * n >= BULK_WIDE_M1_WEIGHTS && n % 128 == 0 { 128 } else { 32 };
+                                let ctas = pl.grid[0] as i64;
+                                let ch = bulk_chunks_per_stage(v.tm, v.tn, v.pre) as i64;
+                                let rule = bulk_split(&p, 132, v.tm, v.tn, v.pre);
+                                assert_eq!(v.split, rule.unit > 0);
+                                assert!(ctas >= 1 && ctas <= 2 * 132);
+                                if v.split {
+                                    assert_eq!((ctas, pl.max_seg), (rule.ctas, rule.unit));
+                                    assert!(rule.unit == 1 || rule.unit == ch);
+                                    if rule.unit == 1 {
+                                        assert!(ctas % tiles == 0 && (ctas / tiles) * ch <= k / 64, "an even split, a stage per part");
+                                    } else {
+                                        assert!(ctas <= tiles * ((k / 64 + ch - 1) / ch), "a stage per CTA");
+                                    }
+                                } else {
+                                    assert_eq!(ctas, tiles.min(2 * 132));
+                                }
+                                assert_eq!(split, (ctas + tiles - 1) / tiles, "the log's split: CTAs per tile");
+                                // the smallest token tile that holds M: at M = 1 in bulk_tile_features'
+                                // width (pinned below); 128 above
+                                let m1_tn = bulk_tile_features(&p, 132);
                                 assert_eq!((v.tm, v.tn), if m == 1 { (1, m1_tn) } else if m <= 8 { (8, 128) } else { (16, 128) });
                                 assert_eq!((pl.grid[1], pl.grid[2]), (1, 1));
-                                assert!(split >= 1 && split <= k / 64);
-                                assert_eq!(split > 1 || v.split, v.split);
                                 assert_eq!(v.pre, g == 32, "post-scale wherever the group allows it");
                                 if v.split {
-                                    assert!(pl.workspace_bytes >= tiles * split * (v.tm * v.tn) as i64 * 4 + tiles * 4);
+                                    // kernels/split.cuh: one fp32 partial slot per CTA, one counter per tile
+                                    assert!(pl.workspace_bytes >= ctas * (v.tm * v.tn) as i64 * 4 + tiles * 4);
                                 } else {
                                     assert_eq!(pl.workspace_bytes, 0);
                                 }
@@ -373,8 +390,10 @@ fn bulk_routing_is_pinned() {
             assert_eq!(v.family == Family::Bulk, want, "M={m} K={k} N={n}");
         }
     }
-    // M = 1: 128-feature tiles from 2^25 weights (bulk_tile_features), else 32.
-    for (k, n, tn) in [(4096, 28672, 128), (8192, 10240, 128), (14336, 4096, 128), (28672, 8192, 128), (8192, 8192, 128),
+    // M = 1: 128-feature tiles from 2^25 weights (bulk_tile_features), else 32; 32 also where
+    // whole 32-feature tiles make one round of >= 90 % of the slots over K <= 8192 (Llama-70B o:
+    // 256 on 264; not 70B down, K = 28672).
+    for (k, n, tn) in [(4096, 28672, 128), (8192, 10240, 128), (14336, 4096, 128), (28672, 8192, 128), (8192, 8192, 32),
                        (4096, 6144, 32), (1536, 17920, 32), (8960, 1536, 32)] {
         let v = &VARIANTS[plan(&problem(1, k, n, 128, false, DType::F16), &caps).unwrap().variant];
         assert_eq!((v.family, v.tm, v.tn), (Family::Bulk, 1, tn), "M=1 K={k} N={n}");
@@ -386,20 +405,24 @@ fn bulk_routing_is_pinned() {
     assert_ne!(VARIANTS[plan(&act, &caps).unwrap().variant].family, Family::Bulk, "act order");
     let sm80 = Caps { wgmma: false, ..Caps::uniform(132, 2) };
     assert_ne!(VARIANTS[plan(&problem(1, 4096, 28672, 128, false, DType::F16), &sm80).unwrap().variant].family, Family::Bulk);
-    // The split: only to give every slot (two per SM) an item, each split a whole stage deep.
-    let split = |m, k, n, sms| bulk_split(&problem(m, k, n, 128, false, DType::F16), sms, 1, 32, false);
-    assert_eq!(split(1, 4096, 4096, 132), 2); // 128 tiles: 256 items
-    assert_eq!(split(1, 4096, 28672, 132), 1); // 896 tiles walked whole by 264 CTAs
-    assert_eq!(split(1, 8192, 10240, 132), 1); // 320 tiles
-    assert_eq!(split(1, 8960, 1536, 132), 5); // 48 tiles: 240 items
-    assert_eq!(split(1, 1536, 1536, 132), 1); // K = 1.5 stages
-    assert_eq!(split(1, 4096, 4096, 33), 1); // 66 slots
-    // 128-feature tiles (M = 2-16): 8 chunks per stage
-    let wide = |k, n| bulk_split(&problem(16, k, n, 128, false, DType::F16), 132, 16, 128, false);
-    assert_eq!(wide(28672, 8192), 4); // 64 tiles: 256 items
-    assert_eq!(wide(8192, 57344), 1); // 448 tiles
-    assert_eq!(wide(4096, 6144), 5); // 48 tiles: 240 items
-    assert_eq!(wide(1536, 17920), 1); // 140 tiles
+    assert_eq!(bulk_tile_features(&problem(1, 8192, 8192, 128, false, DType::F16), 120), 128, "256 tiles: two rounds of 240 slots");
+    // The split (bulk_split): fewer tiles than slots (two per SM): an even split of each tile
+    // (unit 1 chunk, S = slots / tiles CTAs per tile, each a stage deep); more: stream-K over
+    // stages on every slot where it takes >= 2 stages off the busiest CTA; else whole tiles.
+    let split = |m, k, n, sms, tm, tn| {
+        let s = bulk_split(&problem(m, k, n, 128, false, DType::F16), sms, tm, tn, false);
+        (s.ctas, s.unit)
+    };
+    assert_eq!(split(1, 8960, 1536, 132, 1, 32), (240, 1)); // 48 tiles: 5 CTAs each
+    assert_eq!(split(1, 4096, 6144, 132, 1, 32), (192, 0)); // 192 tiles: whole
+    assert_eq!(split(1, 1536, 1536, 132, 1, 32), (48, 0)); // K = 1.5 stages: no split
+    assert_eq!(split(1, 28672, 8192, 132, 1, 128), (256, 1)); // 64 tiles: 4 CTAs each
+    assert_eq!(split(1, 4096, 28672, 132, 1, 128), (224, 0)); // 224 tiles on 264 slots: whole
+    assert_eq!(split(1, 8192, 57344, 132, 1, 128), (264, 8)); // 448 tiles of 16 stages: 28 not 32
+    assert_eq!(split(16, 8192, 57344, 132, 16, 128), (264, 8));
+    assert_eq!(split(1, 1536, 17920, 132, 1, 32), (264, 0)); // 560 tiles of 2 stages: 5 vs 6, whole
+    assert_eq!(split(1, 4096, 4096, 33, 1, 32), (66, 0)); // 128 tiles of 4 stages on 66 slots: 8 vs 8
+    assert_eq!(split(1, 4096, 8448, 132, 1, 32), (264, 0)); // 264 tiles: one each
 }
 
 #[test]

@@ -96,8 +96,8 @@ fn env_value(cell: &EnvOverride) -> Option<i64> {
     cell.get().and_then(|r| r.clone().ok()).flatten()
 }
 
-/// Benchmark override of the persistent families' split: `MATE_BULK_SPLIT=<n>` makes every bulk and bwg plan
-/// split K over n CTAs per tile (clamped to the K chunks). Read once, at the first plan; a
+/// Benchmark override of the persistent families' split: `MATE_BULK_SPLIT=<n>` makes every bwg plan
+/// split K over n CTAs per tile (clamped to the K chunks); bulk: [`bulk_split`]. Read once, at the first plan; a
 /// malformed value fails that call (and every later one) with a named error.
 pub const BULK_SPLIT_ENV: &str = "MATE_BULK_SPLIT";
 static BULK_SPLIT: EnvOverride = OnceCell::new();
@@ -270,27 +270,82 @@ pub const BULK_WIDE_M1_WEIGHTS: i64 = 1 << 25;
 /// Llama layer of >= 2^25 weights (70b qkv 17.5 vs 20.9 us, 8b gate_up 21.7 vs 23.7, 70b down
 /// 36.7 vs 39.9, 8b down 13.0 vs 13.3) and lose below it (8b qkv 8.8 vs 7.5, Qwen2-1.5B gate_up
 /// and down): a 32-feature tile's warps split its chunks and reduce across warps per item, a
-/// 128-feature tile's warps each own a stripe.
-pub fn bulk_tile_features(p: &Problem) -> u32 {
-    if p.m > 1 || (p.k() * p.n() >= BULK_WIDE_M1_WEIGHTS && p.n() % 128 == 0) {
+/// 128-feature tile's warps each own a stripe. Except where whole 32-feature tiles make one round
+/// of at least 90 % of the resident slots over a K of at most 8192: no split at all (Llama-70B o:
+/// 256 tiles on 264 slots, 12.4 vs 14.3 us split 4 ways in 128-feature tiles; over Llama-70B
+/// down's K = 28672 the split tiles stay faster, 37.7 vs 39.5; results/2026-11-30-bulk-streamk-*.json).
+pub fn bulk_tile_features(p: &Problem, sms: i64) -> u32 {
+    let narrow_tiles = p.n() / 32;
+    let slots = sms * BULK_CTAS_PER_SM;
+    let one_round = narrow_tiles <= slots && 10 * narrow_tiles >= 9 * slots && p.k() <= 8192;
+    if p.m > 1 || (p.k() * p.n() >= BULK_WIDE_M1_WEIGHTS && p.n() % 128 == 0 && !one_round) {
         128
     } else {
         32
     }
 }
 
-/// bulk: CTAs per tile splitting its K. Only where the tiles alone cannot give every resident CTA
-/// slot (two per SM) an item: as many splits as keep all items in one round of the slots, each a
-/// whole stage of K deep. Where tiles outnumber the slots the persistent grid walks them whole:
-/// measured on the H200 (bench/NOTES.md, "bulk"), splitting further to balance the busiest CTA
-/// cost more in partials, reductions and pipeline restarts than it saved (Llama-8B gate_up 26 ->
-/// 37 us at split 2, qkv 7.8 -> 11.7 us at split 4).
-pub fn bulk_split(p: &Problem, sms: i64, tm: u32, tn: u32, pre: bool) -> i64 {
-    persistent_split(p, sms, p.n() / tn as i64, variants::bulk_chunks_per_stage(tm, tn, pre), BULK_CTAS_PER_SM)
+/// bulk: how a plan shares the K ranges of its tiles between the CTAs of the persistent grid
+/// (kernels/split.cuh stream-K; the kernel's ranges follow from the grid and the unit).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BulkSplit {
+    /// CTAs of the grid.
+    pub ctas: i64,
+    /// Chunks (of 64) per stream-K unit; 0 = whole tiles (no split).
+    pub unit: i64,
 }
 
-/// The split rule of the persistent families (bulk, bwg) for tiles of `tn` features and stages of
-/// `ch` chunks: [`bulk_split`] says why.
+/// bulk: whole tiles, an even split of every tile, or stream-K over stages. Measured on the H200
+/// (bench/NOTES.md "Session 7", results/2026-11-30-bulk-streamk-*.json):
+/// - fewer tiles than resident slots (two per SM): each tile split evenly over S = slots / tiles
+///   CTAs (one range of one tile per CTA: the rule before stream-K), whole tiles where S = 1;
+///   stream-K over stages lost there (Qwen2-1.5B down M = 1 5.5 vs 4.8 us, Llama-8B qkv 7.4 vs
+///   6.7): a CTA with two short ranges pays two epilogues, and an owner's sum ends the kernel.
+/// - more tiles than slots: stream-K over whole stages, every slot a CTA, where it takes at
+///   least two stages off the busiest CTA (Llama-70B gate_up M = 1: 27-28 stages instead of 32,
+///   70.3 vs 75.5 us), else whole tiles (Qwen2-1.5B gate_up: 7.1 vs 8.3 us).
+/// `MATE_BULK_SPLIT=<n>`: whole tiles (n = 1), an even split n ways where the tiles x n CTAs fit
+/// the slots, else stream-K over stages on every slot.
+pub fn bulk_split(p: &Problem, sms: i64, tm: u32, tn: u32, pre: bool) -> BulkSplit {
+    let tiles = p.n() / tn as i64;
+    let slots = sms * BULK_CTAS_PER_SM;
+    let chunks = p.k() / 64;
+    let ch = variants::bulk_chunks_per_stage(tm, tn, pre) as i64;
+    let stages = (chunks + ch - 1) / ch; // per tile
+    let whole = BulkSplit { ctas: tiles.min(slots).max(1), unit: 0 };
+    if tiles * chunks >= 1 << 31 {
+        return whole; // kernels/bulk.cuh counts the split's units in 32 bits
+    }
+    if let Some(s) = env_value(&BULK_SPLIT) {
+        return match s {
+            1 => whole,
+            s if tiles * s <= slots => BulkSplit { ctas: tiles * s.min(chunks), unit: 1 },
+            _ => bulk_streamk_stages(p, sms, tm, tn, pre),
+        };
+    }
+    if tiles < slots {
+        let s = (slots / tiles.max(1)).min((chunks / ch).max(1)); // every part at least a stage deep
+        return if s > 1 { BulkSplit { ctas: tiles * s, unit: 1 } } else { whole };
+    }
+    let busiest_whole = (tiles + slots - 1) / slots * stages;
+    let busiest_streamk = (tiles * stages + slots - 1) / slots;
+    if busiest_whole >= busiest_streamk + 2 {
+        bulk_streamk_stages(p, sms, tm, tn, pre)
+    } else {
+        whole
+    }
+}
+
+/// bulk: stream-K over whole stages on every resident slot (at most one CTA per stage).
+pub fn bulk_streamk_stages(p: &Problem, sms: i64, tm: u32, tn: u32, pre: bool) -> BulkSplit {
+    let ch = variants::bulk_chunks_per_stage(tm, tn, pre) as i64;
+    let stages = p.n() / tn as i64 * ((p.k() / 64 + ch - 1) / ch);
+    BulkSplit { ctas: (sms * BULK_CTAS_PER_SM).min(stages).max(1), unit: ch }
+}
+
+/// bwg: CTAs per tile splitting its K. Only where the tiles alone cannot give every resident CTA
+/// slot an item: as many splits as keep all items in one round of the slots, each a whole stage
+/// of K deep (the rule the bulk family had before stream-K, bench/NOTES.md "bulk").
 fn persistent_split(p: &Problem, sms: i64, tiles: i64, ch: u32, ctas_per_sm: i64) -> i64 {
     if let Some(s) = env_value(&BULK_SPLIT) {
         return s.clamp(1, p.k() / 64);
@@ -298,8 +353,8 @@ fn persistent_split(p: &Problem, sms: i64, tiles: i64, ch: u32, ctas_per_sm: i64
     (sms * ctas_per_sm / tiles.max(1)).clamp(1, (p.k() / 64 / ch as i64).max(1))
 }
 
-/// bwg: CTAs per output tile (m-tile x 128 features) splitting its K, by the bulk family's rule
-/// ([`bulk_split`]) for variant `v`'s token tile and CTAs per SM.
+/// bwg: CTAs per output tile (m-tile x 128 features) splitting its K ([`persistent_split`]) for
+/// variant `v`'s token tile and CTAs per SM.
 pub fn bwg_split(p: &Problem, sms: i64, v: &Variant) -> i64 {
     persistent_split(p, sms, bwg_tiles(p, v), variants::bwg_chunks_per_stage(v.tm), v.ctas_per_sm() as i64)
 }
@@ -383,10 +438,10 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
     if caps.wgmma && prefer_bulk(p, sms) {
         // The smallest token tile that holds M in bulk_tile_features' width; post-scale where the
         // group allows it; the split instantiation only where the plan splits.
-        let tn = bulk_tile_features(p);
+        let tn = bulk_tile_features(p, sms);
         let bulk = candidates.clone().filter(|(_, v)| v.family == Family::Bulk);
         if let Some((_, t)) = bulk.clone().filter(|(_, v)| v.tn == tn).min_by_key(|(_, v)| (v.tm, v.pre)) {
-            let split = bulk_split(p, sms, t.tm, t.tn, t.pre) > 1;
+            let split = bulk_split(p, sms, t.tm, t.tn, t.pre).unit > 0;
             let best = bulk.filter(|(_, v)| v.tm == t.tm && v.tn == t.tn && v.pre == t.pre && v.split == split).next();
             if let Some((i, _)) = best {
                 return Some(i);
@@ -492,11 +547,19 @@ fn plan_uncached(p: &Problem, caps: &Caps, sms: i64, forced: Option<String>) -> 
         }
         Family::Dect => ([tiles_n, 1, 1], 0, 0, 0),
         Family::Bulk => {
-            let split = if v.split { bulk_split(p, sms, v.tm, v.tn, v.pre).max(2).min(p.k() / 64) } else { 1 };
-            // kernels/bulk.cuh: fp32 partial tiles [tile][split][tm * tn], then one ticket per tile;
-            // the split travels in total_warps, the grid is persistent.
-            let ws = if v.split { (tiles_n * split * (v.tm * v.tn) as i64 * 4 + tiles_n * 4 + 255) / 256 * 256 } else { 0 };
-            ([persistent_ctas(tiles_n, split, sms, v.ctas_per_sm() as i64), 1, 1], split, 0, ws)
+            // Persistent: whole tiles over at most the resident slots, or stream-K over its CTAs
+            // (kernels/split.cuh: fp32 partial slots [ctas][tm * tn], then one counter per tile).
+            // total_warps only reports CTAs per tile (the launch log's split); the kernel takes
+            // its ranges from the grid.
+            if v.split {
+                // A forced split variant where the rule says whole: stream-K over chunks on every slot.
+                let s = bulk_split(p, sms, v.tm, v.tn, v.pre);
+                let s = if s.unit > 0 { s } else { bulk_streamk_stages(p, sms, v.tm, v.tn, v.pre) };
+                let ws = (s.ctas * (v.tm * v.tn) as i64 * 4 + tiles_n * 4 + 255) / 256 * 256;
+                ([s.ctas, 1, 1], (s.ctas + tiles_n - 1) / tiles_n, s.unit, ws)
+            } else {
+                ([persistent_ctas(tiles_n, 1, sms, v.ctas_per_sm() as i64), 1, 1], 1, 0, 0)
+            }
         }
         Family::Bwg => {
             let split = if v.split { bwg_split(p, sms, v).max(2).min(p.k() / 64) } else { 1 };

@@ -37,14 +37,14 @@ impl Variant {
     /// never be launched so.
     /// Measured on the H200 (results/2026-11-29-pdl-ab.json, bench/NOTES.md "Session 6"): 0.75-0.95x
     /// on most bulk and bwg plans (Qwen2-1.5B down M = 1 6.35 -> 4.74 us, Llama-8B qkv M = 16
-    /// 12.6 -> 10.1), but 1.03-1.20x on the one-token 128-feature split plans (Llama-70B down
-    /// M = 1 36.8 -> 44.0), which keep the plain launch. wg (results/2026-11-30-wg-pdl-ab.json):
-    /// 0.82-0.93x at M = 48/64 (Llama-8B o 17.4 -> 14.3 us).
+    /// 12.6 -> 10.1); wg (results/2026-11-30-wg-pdl-ab.json): 0.82-0.93x at M = 48/64 (Llama-8B o
+    /// 17.4 -> 14.3 us). The one-token 128-feature split plans lost with it under session 6's
+    /// split and kept the plain launch; with stream-K and the even split of session 7 they gain
+    /// too (Llama-70B down M = 1 37.5 -> 35.9 us, bench/NOTES.md "Session 7").
     pub fn programmatic_launch(&self) -> bool {
         match self.family {
-            Family::Bwg | Family::Dect | Family::Wg => true,
-            Family::Bulk => !(self.tm == 1 && self.tn == 128 && self.split),
-            _ => false,
+            Family::Bulk | Family::Bwg | Family::Dect | Family::Wg => true,
+            Family::Dec | Family::Wmma => false,
         }
     }
 }

@@ -84,8 +84,9 @@ def test_chained_calls_in_a_graph(M, shapes):
 @pytest.mark.gpu
 @pytest.mark.parametrize("M,K,N,family,pdl", [
     (1, 4096, 4096, "_dect_", "1"),  # Llama-8B o: dect waits too
-    (1, 28672, 8192, "_bulk_f16_sym_m1_n128_split", "0"),  # measured slower overlapped (Llama-70B down)
+    (1, 28672, 8192, "_bulk_f16_sym_m1_n128_split", "1"),  # Llama-70B down: the even split overlaps too
     (64, 4096, 4096, "_wg_", "1"),  # wg waits too
+    (4, 8960, 1536, "_dec_", "0"),  # Qwen2-1.5B down: dec does not wait, never launched so
 ])
 def test_which_plans_overlap(M, K, N, family, pdl):
     """The launch log's pdl field per plan (Variant::programmatic_launch)."""

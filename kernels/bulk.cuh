@@ -9,14 +9,15 @@
 // once (groups >= 64), or Deq<T> scaling before the MMA (kPre, group 32).
 //
 // Work: an item is TN features (NS = TN/16 stripes of frame v2, each stripe's K chunks contiguous)
-// x a K range: the whole K (CTA b takes tiles b, b + gridDim.x, ...), or with kSplit the
-// stream-K ranges of kernels/split.cuh (every CTA the same number of chunks, whatever the tile
-// count). The grid is persistent; a CTA's producer streams its items back to back. A stage is CH chunks of 64
+// x a K range: the whole K (CTA b takes tiles b, b + gridDim.x, ...), or with kSplit an even
+// split of every tile or the stream-K ranges of kernels/split.cuh (every CTA the same number of
+// stages, whatever the tile count). The grid is persistent; a CTA's producer streams its items
+// back to back. A stage is CH chunks of 64
 // (chunks_per_stage): per stripe one copy of CH x 512 bytes, per token one copy of its CH x 64
 // activations, and the stage's scale rows (and zero-point rows). Consumer warp w takes chunks w,
 // w + WC, ... of every stage; the warps' fp32 partials are reduced in warp order in shared memory;
-// with kSplit a tile shared by several CTAs is summed by its owner in CTA order (deterministic,
-// no atomic adds).
+// with kSplit a tile shared by several CTAs is summed in CTA order by its last arriver (even
+// split) or its owner (stream-K): deterministic, no atomic adds.
 // Act order is not served here (x is copied in rows; a gather is not a bulk copy): the planner
 // sends act-order frames to the other decode families.
 #pragma once
@@ -172,15 +173,13 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
   // Group of row k = k >> gs: group sizes 32/64/128 are powers of two; any other is per channel
   // (G = K, one group), where k >> 31 = 0 does the same without a division.
   const int gs = (G & (G - 1)) == 0 ? __ffs(G) - 1 : 31;
-  // Persistent: whole K, CTA b takes tiles b, b + gridDim.x, ...; kSplit, stream-K (kernels/
-  // split.cuh): CTA b takes its range of the tiles x chunks units, from its last tile to its first.
-  // Either way its producer streams the items back to back, so the ring does not drain between them.
-  // The stream-K unit, in chunks, travels in p.max_seg (src/plan/mod.rs bulk_streamk): a stage
-  // where CTAs take several tiles (a range cut mid-stage would add a short stage, a DRAM round
-  // trip for a few bytes), one chunk where each tile is split evenly over S CTAs (G = tiles x S:
-  // every CTA one part of one tile). SPT units per tile; a tile's last may be short.
-  // The even split takes its part in 32-bit arithmetic (k_range: the same ranges as the stream-K
-  // formula gives there), measured faster than the 64-bit form on its small kernels.
+  // Persistent: whole K, CTA b takes tiles b, b + gridDim.x, ...; kSplit: the unit, in chunks,
+  // travels in p.max_seg (src/plan/mod.rs bulk_split). UNIT == 1: the even split, G = tiles x S,
+  // every CTA one part of one tile (k_range; a 64-bit form of the same ranges measured slower on
+  // these small kernels). Else stream-K (kernels/split.cuh) over stages (a range cut mid-stage
+  // would add a short stage, a DRAM round trip for a few bytes): CTA b takes its range of the
+  // tiles x SPT units, from its last tile to its first. Either way its producer streams the items
+  // back to back, so the ring does not drain between them.
   const int UNIT = kSplit ? p.max_seg : CH;
   const bool even = kSplit && UNIT == 1;
   const int tiles = N / TN, SPT = (C + UNIT - 1) / UNIT;

@@ -27,8 +27,8 @@ pub fn record(plan: &Plan, x: Option<XPath>, pdl: bool) {
         return;
     }
     let v = &VARIANTS[plan.variant];
-    // The split: dec's warps sharing the units, wg's CTAs along K (grid.z), bulk's and bwg's items
-    // per tile, 1 for whole-K families.
+    // The split: dec's warps sharing the units, wg's CTAs along K (grid.z), bwg's items per tile,
+    // bulk's CTAs per tile (rounded up: stream-K ranges may span tiles), 1 for whole-K families.
     let split = match v.family {
         Family::Dec => plan.total_warps,
         Family::Wg => plan.grid[2] as i64,

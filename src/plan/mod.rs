@@ -552,7 +552,7 @@ fn plan_uncached(p: &Problem, caps: &Caps, sms: i64, forced: Option<String>) -> 
             // total_warps only reports CTAs per tile (the launch log's split); the kernel takes
             // its ranges from the grid.
             if v.split {
-                // A forced split variant where the rule says whole: stream-K over chunks on every slot.
+                // A forced split variant where the rule says whole: stream-K over stages on every slot.
                 let s = bulk_split(p, sms, v.tm, v.tn, v.pre);
                 let s = if s.unit > 0 { s } else { bulk_streamk_stages(p, sms, v.tm, v.tn, v.pre) };
                 let ws = (s.ctas * (v.tm * v.tn) as i64 * 4 + tiles_n * 4 + 255) / 256 * 256;

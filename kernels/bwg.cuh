@@ -8,11 +8,15 @@
 // by one TMA box with 128-byte swizzle), P stages in flight at no register cost; the consumer
 // warpgroups only dequantize and issue wgmma.
 //
-// Work: as in kernels/bulk.cuh, an item is TN features x one of S K ranges (S = p.total_warps with
-// kSplit, else 1), here also x one TM-token m-tile, and the grid is persistent. A stage is CH chunks of 64 K (chunks_per_stage). A
-// consumer warpgroup owns 64 features (warp w: stripe w of the tile, rows 16 (w % 4) of its
-// wgmma), every chunk of the item; the split reduction is the wg family's (fp32 partials, the last
-// arriver sums them in split order: deterministic, no atomic adds).
+// Work: an output tile is TN features x one TM-token m-tile; the grid is persistent. Whole K: CTA
+// b takes tiles b, b + ctas, ... (ctas = gridDim.x). kSplit, p.total_warps = S > 0: the even
+// split, every tile's K in S ranges, items = tiles x S taken the same way; the last arriver sums
+// the fp32 partials in split order. kSplit, p.total_warps = 0 (128/256-token tiles): stream-K
+// (kernels/split.cuh) over stages, after sk_whole_tiles() whole tiles taken the persistent way; a
+// tile shared by several CTAs is finished by its owner, which adds the others' partials in CTA
+// order. Either way deterministic, no atomic adds. A stage is CH chunks of 64 K
+// (chunks_per_stage). A consumer warpgroup owns 64 features (warp w: stripe w of the tile, rows
+// 16 (w % 4) of its wgmma), every chunk of the item.
 //
 // Frame v2 stores lane (g, ci)'s 16 bytes in lane order (bulk copies keep it); wgmma step j
 // needs the k range [16j, 16j+16) from every lane, which lane (g, j) holds: each lane reads lane
@@ -37,6 +41,14 @@ namespace bwg {
 // K chunks (of 64) per stage. Mirrored by bwg_chunks_per_stage in src/plan/variants.rs.
 template <int TM>
 __host__ __device__ constexpr int chunks_per_stage() { return TM >= 128 ? 2 : 4; }
+
+// Stream-K: tiles the grid's CTAs take whole before the stream-K ranges (persistent order): all
+// full rounds of the grid but the last, so the shared ranges cover between one and two rounds
+// (each range at least a tile deep where there are that many tiles). Mirrored by
+// bwg_streamk_whole_tiles in src/plan/mod.rs.
+__host__ __device__ constexpr int sk_whole_tiles(int tiles, int ctas) {
+  return tiles >= 2 * ctas ? (tiles / ctas - 1) * ctas : 0;
+}
 
 // Bytes of one stage: CH x boxes (TM x 128 bytes each, 1024-aligned for the swizzle), the
 // stripes' CH x 512 bytes, two scale (and zero-point) rows per chunk (group 32 has two), rounded
@@ -120,25 +132,49 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   const int M = p.M, N = p.N, G = p.group_size;
   const int gs = (G & (G - 1)) == 0 ? __ffs(G) - 1 : 31;  // per channel: k >> 31 = group 0
   const int rows = min(TM, (M + 7) & ~7);                 // the TMA box (src/device/tma.rs box_rows)
-  const int S = kSplit ? p.total_warps : 1;
   // m-tiles walk in bands of p.max_seg (the planner sizes a band's x rows to stay in L2): within
   // a band every n-tile, within an n-tile the band's m-tiles, so CTAs working at the same time
-  // share the weights through L2 and x stays hot (kernels/wg.cuh's raster).
+  // share the weights through L2 and x stays hot (kernels/wg.cuh's raster). r: a tile's index in
+  // that order.
   const int mtiles = (M + TM - 1) / TM, band = max(1, min(p.max_seg, mtiles));
-  const int tiles = N / TN, items = mtiles * tiles * S;
+  const int tiles = N / TN, NT = mtiles * tiles;  // output tiles
+  const int ctas = gridDim.x, b = blockIdx.x;
+  // Stream-K only in the 128/256-token tiles: in the 16/32-token split variants its code cost
+  // 2-3 % on even-split plans and stream-K itself won nothing there (bench/NOTES.md, session 8).
+  constexpr bool kStreamK = kSplit && TM >= 128;
+  const bool streamk = kStreamK && p.total_warps == 0;
+  const int S = kSplit && !streamk ? p.total_warps : 1;  // even split: CTAs per tile
+  // Stream-K: whole tiles [0, D), then units (stages) of tiles [D, NT) shared in ranges [u0, u1).
+  const int SPT = (C + CH - 1) / CH;
+  const int D = streamk ? bwg::sk_whole_tiles(NT, ctas) : 0;
+  const StreamK sk{static_cast<int64_t>(NT - D) * SPT, ctas};
+  // (the planner keeps tiles x stages below 2^31: src/plan/mod.rs bwg_split)
+  const int u0 = streamk ? static_cast<int>(sk.start(b)) : 0, u1 = streamk ? static_cast<int>(sk.start(b + 1)) : 0;
+  const int n_whole = streamk ? D / ctas : (NT * S - b + ctas - 1) / ctas;
+  const int n_items = n_whole + (streamk && u1 > u0 ? (u1 - 1) / SPT - u0 / SPT + 1 : 0);
   struct Item : KRange {  // kernels/split.cuh
-    int tile, mt, out_tile, z;
+    int tile, mt, out_tile, z, r;
   };
   auto item_of = [&](int i) {
     Item t;
-    const int r = i / S;
-    t.z = i - r * S;
-    const int b0 = (r / (band * tiles)) * band, rows_b = min(band, mtiles - b0);
-    const int in = r - b0 * tiles;
+    if (i < n_whole) {  // persistent order (with the even split: parts z of tile r)
+      const int idx = b + i * ctas;
+      t.r = idx / S;
+      t.z = idx - t.r * S;
+      static_cast<KRange&>(t) = k_range(t.z, S, C, CH);
+    } else {  // stream-K: from the range's last tile to its first
+      const int rr = (u1 - 1) / SPT - (i - n_whole), base = rr * SPT;
+      t.r = D + rr;
+      t.z = 0;
+      t.cb = max(u0 - base, 0) * CH;
+      t.ce = min(min(u1 - base, SPT) * CH, C);
+      t.nst = (t.ce - t.cb + CH - 1) / CH;
+    }
+    const int b0 = (t.r / (band * tiles)) * band, rows_b = min(band, mtiles - b0);
+    const int in = t.r - b0 * tiles;
     t.tile = in / rows_b;
     t.mt = b0 + in % rows_b;
     t.out_tile = t.mt * tiles + t.tile;  // the split's partials and ticket
-    static_cast<KRange&>(t) = k_range(t.z, S, C, CH);
     return t;
   };
 
@@ -164,7 +200,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     const char* qw = reinterpret_cast<const char*>(p.qweight);
     const T* sc = static_cast<const T*>(p.scales);
     int ring = 0;
-    for (int item = blockIdx.x; item < items; item += gridDim.x) {
+    for (int item = 0; item < n_items; ++item) {
       const Item w = item_of(item);
       const int stripe0 = w.tile * NS;
       for (int it = 0; it < w.nst; ++it, ++ring) {
@@ -236,7 +272,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     else
       return 0x43004300u + static_cast<uint32_t>(z) * 0x00010001u;
   };
-  for (int item = blockIdx.x; item < items; item += gridDim.x) {
+  for (int item = 0; item < n_items; ++item) {
     const Item wk = item_of(item);
     float acc[NACC];  // no zero fill: the item's first wgmma ignores the accumulator (scale-d = 0)
     for (int it = 0; it < wk.nst; ++it, ++ring) {
@@ -306,26 +342,51 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     // Accumulator fragment (kernels/wg.cuh): acc[4i + r] is feature row g (+8 for r >= 2) of this
     // warp's stripe, token 8i + 2ci (+1 for odd r).
     if constexpr (kSplit) {
-      float* part = static_cast<float*>(p.workspace);
-      int* tickets = reinterpret_cast<int*>(part + static_cast<int64_t>(mtiles) * tiles * S * (TM * TN));
-      float* mine = part + (static_cast<int64_t>(wk.out_tile) * S + wk.z) * (TM * TN);
+      // Workspace (src/plan/mod.rs): fp32 partial tiles (even split: [tile][S]; stream-K: one
+      // slot per CTA), then one counter per output tile.
+      constexpr int kTile = TM * TN;
+      float* const part = static_cast<float*>(p.workspace);
+      int* const counters = reinterpret_cast<int*>(part + static_cast<int64_t>(streamk ? ctas : NT * S) * kTile);
+      if (!streamk) {
+        float* mine = part + (static_cast<int64_t>(wk.out_tile) * S + wk.z) * kTile;
 #pragma unroll
-      for (int i = 0; i < NACC; ++i) mine[i * (WC * 32) + threadIdx.x] = acc[i];
-      asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
-      __shared__ int last;
-      if (threadIdx.x == 0) last = (split_ticket(tickets + wk.out_tile) == S - 1);  // kernels/split.cuh
-      asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
-      // uniform over the consumers; thread 0 writes `last` again only after the next item's first
-      // barrier, which every consumer reaches after reading it here
-      if (!last) continue;
-      const float* all = part + static_cast<int64_t>(wk.out_tile) * S * (TM * TN);
+        for (int i = 0; i < NACC; ++i) mine[i * (WC * 32) + threadIdx.x] = acc[i];
+        asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
+        __shared__ int last;
+        if (threadIdx.x == 0) last = (split_ticket(counters + wk.out_tile) == S - 1);  // kernels/split.cuh
+        asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
+        // uniform over the consumers; thread 0 writes `last` again only after the next item's first
+        // barrier, which every consumer reaches after reading it here
+        if (!last) continue;
+        const float* all = part + static_cast<int64_t>(wk.out_tile) * S * kTile;
 #pragma unroll
-      for (int i = 0; i < NACC; ++i) acc[i] = 0.f;
-      for (int zz = 0; zz < S; ++zz) {
+        for (int i = 0; i < NACC; ++i) acc[i] = 0.f;
+        for (int zz = 0; zz < S; ++zz) {
 #pragma unroll
-        for (int i = 0; i < NACC; ++i) acc[i] += __ldcg(all + static_cast<int64_t>(zz) * (TM * TN) + i * (WC * 32) + threadIdx.x);
+          for (int i = 0; i < NACC; ++i) acc[i] += __ldcg(all + static_cast<int64_t>(zz) * kTile + i * (WC * 32) + threadIdx.x);
+        }
+        if (threadIdx.x == 0) counters[wk.out_tile] = 0;
+      } else if (wk.ce < C) {
+        // A contributor (the head of this CTA's last tile, or a middle range): its slot, then the
+        // signal; the tile's owner finishes it.
+        float* mine = part + static_cast<int64_t>(b) * kTile;
+#pragma unroll
+        for (int i = 0; i < NACC; ++i) mine[i * (WC * 32) + threadIdx.x] = acc[i];
+        asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
+        if (threadIdx.x == 0) split_arrive(counters + wk.out_tile);
+        continue;
+      } else if (wk.cb > 0) {
+        // The owner of a tile that earlier CTAs share: its own part plus their slots in CTA order
+        // (a slot's loads all in flight at once: per-element loops over the slots serialize the
+        // L2 round trips, 2x slower end to end).
+        const int first = sk.cta_of(static_cast<int64_t>(wk.r - D) * SPT);
+        if (threadIdx.x == 0) split_wait(counters + wk.out_tile, b - first);
+        asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
+        for (int c = first; c < b; ++c) {
+#pragma unroll
+          for (int i = 0; i < NACC; ++i) acc[i] += __ldcg(part + static_cast<int64_t>(c) * kTile + i * (WC * 32) + threadIdx.x);
+        }
       }
-      if (threadIdx.x == 0) tickets[wk.out_tile] = 0;
     }
     const int n = wk.tile * TN + warp * 16 + g;
     float b0 = 0.f, b1 = 0.f;

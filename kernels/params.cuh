@@ -23,8 +23,10 @@ struct GemmParams {
   void* workspace;
   int32_t total_warps;    // dec: warps sharing the flattened (stripe group, K chunk) units;
                           // wg: m-tiles per band of the CTA raster (kernels/wg.cuh);
-                          // bulk: CTAs per tile (reported only; kernels/bulk.cuh)
-  int32_t max_seg;        // dec: partial slots per stripe group; bulk: chunks per stream-K unit
+                          // bulk: CTAs per tile (reported only; kernels/bulk.cuh);
+                          // bwg: CTAs per tile of the even split, 0 = stream-K (kernels/bwg.cuh)
+  int32_t max_seg;        // dec: partial slots per stripe group; bulk: chunks per stream-K unit;
+                          // bwg: m-tiles per band of the raster
 };
 
 static_assert(sizeof(GemmParams) == 96, "GemmParams layout must match src/device/params.rs");

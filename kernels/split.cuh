@@ -1,4 +1,4 @@
-// The split-K ticket the split reductions take (bwg, wg, dec, bulk's even split; bulk's stream-K below): the parts of one
+// The split-K ticket the split reductions take (wg, dec, bulk's and bwg's even split; their stream-K below): the parts of one
 // output tile each store their fp32 partial, one thread per part takes a ticket, and the last
 // arriver reads every partial and sums them in split order (deterministic, no atomic adds).
 //
@@ -29,7 +29,7 @@ __device__ __forceinline__ KRange k_range(int z, int parts, int chunks, int per_
   return r;
 }
 
-// Stream-K (bulk): the persistent grid's G CTAs share the U = tiles x stages units of work
+// Stream-K (bulk, bwg): the persistent grid's G CTAs share the U = tiles x stages units of work
 // evenly; CTA b takes units [start(b), start(b + 1)) (b * U / G, so every CTA gets U / G or one
 // more), i.e. whole tiles plus at most a tile's tail at its start and a tile's head at its end.
 // A tile whose chunks span several CTAs is finished by its owner, the CTA holding its last chunk

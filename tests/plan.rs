@@ -4,9 +4,9 @@
 use mate::call::{Device, Problem};
 use mate::frame::{FrameMeta, GROUP_SIZES};
 use mate::plan::{
-    bulk_split, bulk_tile_features, plan, prefer_bulk, prefer_bwg, BULK_CTAS_PER_SM, BULK_WIDE_M1_WEIGHTS, prefer_cta_tiles, prefer_wgmma, Caps, Family, DEC_MAX_M, VARIANTS,
+    bulk_split, bulk_tile_features, bwg_split, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, BULK_CTAS_PER_SM, BULK_WIDE_M1_WEIGHTS, prefer_cta_tiles, prefer_wgmma, Caps, Family, DEC_MAX_M, VARIANTS,
 };
-use mate::plan::variants::bulk_chunks_per_stage;
+use mate::plan::variants::{bulk_chunks_per_stage, bwg_chunks_per_stage};
 use mate::tensor::DType;
 
 fn problem(m: i64, k: i64, n: i64, g: i64, zeros: bool, dtype: DType) -> Problem {
@@ -118,19 +118,36 @@ fn every_envelope_configuration_has_a_variant() {
                                 }
                             }
                             Family::Bwg => {
-                                // bulk's persistent grid; the smallest token tile that holds M
+                                // bulk's persistent grid; the smallest token tile that holds M;
+                                // whole tiles, an even split (every part a stage deep) or stream-K
+                                // (every CTA a stage)
                                 assert!((m <= v.tm as i64 && (m > v.tm as i64 / 2 || v.tm == 16)) || (m > 256 && v.tm == 256));
-                                let split = pl.total_warps;
                                 let tiles = (m + v.tm as i64 - 1) / v.tm as i64 * (n / v.tn as i64); // m-tiles x tiles
-                                assert!(pl.grid[0] as i64 <= (tiles * split).min(v.ctas_per_sm() as i64 * 132) && pl.grid[0] >= 1);
+                                let slots = v.ctas_per_sm() as i64 * 132;
+                                let ctas = pl.grid[0] as i64;
+                                let ch = bwg_chunks_per_stage(v.tm) as i64;
+                                let rule = bwg_split(&p, 132, v);
+                                assert_eq!(v.split, rule.split != 1);
+                                assert_eq!((ctas, pl.total_warps), (rule.ctas, rule.split));
+                                assert!(ctas >= 1 && ctas <= slots);
                                 assert!(pl.max_seg >= 1, "the raster band");
                                 assert_eq!((pl.grid[1], pl.grid[2]), (1, 1));
-                                assert!(split >= 1 && split <= k / 64);
-                                assert_eq!(split > 1 || v.split, v.split);
-                                if v.split {
-                                    assert!(pl.workspace_bytes >= tiles * split * (v.tm * v.tn) as i64 * 4 + tiles * 4);
-                                } else {
-                                    assert_eq!(pl.workspace_bytes, 0);
+                                let tile_bytes = (v.tm * v.tn) as i64 * 4;
+                                match rule.split {
+                                    0 => {
+                                        assert!(ctas <= tiles * ((k / 64 + ch - 1) / ch), "a stage per CTA");
+                                        assert!(pl.workspace_bytes >= ctas * tile_bytes + tiles * 4);
+                                        assert_eq!(pl.split, (ctas + tiles - 1) / tiles);
+                                    }
+                                    1 => {
+                                        assert_eq!(ctas, tiles.min(slots));
+                                        assert_eq!((pl.workspace_bytes, pl.split), (0, 1));
+                                    }
+                                    s => {
+                                        assert!(ctas == tiles * s && s * ch <= k / 64, "an even split, a stage per part");
+                                        assert!(pl.workspace_bytes >= tiles * s * tile_bytes + tiles * 4);
+                                        assert_eq!(pl.split, s);
+                                    }
                                 }
                             }
                             Family::Wg => {
@@ -357,6 +374,27 @@ fn bwg_routing_is_pinned() {
     assert_ne!(VARIANTS[plan(&act, &caps).unwrap().variant].family, Family::Bwg, "act order");
     let sm80 = Caps { wgmma: false, ..Caps::uniform(132, 2) };
     assert_ne!(VARIANTS[plan(&problem(32, 4096, 28672, 128, false, DType::F16), &sm80).unwrap().variant].family, Family::Bwg);
+    // The split (bwg_split): an even split where the tiles leave resident slots free (S = slots /
+    // tiles CTAs per tile, each a stage deep); in the 128/256-token tiles stream-K over stages on
+    // every slot where it takes >= 10 % of the stages off the busiest CTA, after all full rounds
+    // but the last taken whole; else whole tiles.
+    let split = |m, k, n| {
+        let p = problem(m, k, n, 128, false, DType::F16);
+        let v = &VARIANTS[plan(&p, &caps).unwrap().variant];
+        let s = bwg_split(&p, 132, v);
+        (s.ctas, s.split)
+    };
+    assert_eq!(split(128, 8192, 10240), (132, 0)); // 80 tiles of 64 stages: 39 not 64
+    assert_eq!(split(128, 4096, 6144), (132, 0)); // 48 tiles, 2 each: 16 stages; stream-K 12
+    assert_eq!(split(128, 4096, 28672), (132, 0)); // 224 tiles: 2 rounds of 32 stages vs 55
+    assert_eq!(split(1024, 8192, 10240), (132, 0)); // 320 tiles: 3 rounds of 64 vs 64 + 92
+    assert_eq!(split(128, 4096, 4096), (128, 4)); // 32 tiles, 4 each: 8 stages; stream-K 8
+    assert_eq!(split(128, 28672, 8192), (128, 2)); // 64 tiles, 2 each: 112 stages; stream-K 109
+    assert_eq!(split(1024, 4096, 4096), (128, 1)); // 4 x 32 tiles on 132 slots: one round
+    assert_eq!(split(4096, 4096, 28672), (132, 1)); // 3584 tiles: 896 stages vs 869
+    assert_eq!(split(32, 4096, 28672), (224, 1)); // 32-token tiles: no stream-K (224 tiles, 264 slots)
+    assert_eq!(split(16, 4096, 6144), (240, 5)); // 48 tiles, 5 each: 4 stages
+    assert_eq!((bwg_streamk_whole_tiles(3584, 132), bwg_streamk_whole_tiles(263, 132), bwg_streamk_whole_tiles(264, 132)), (3432, 0, 132));
 }
 
 #[test]

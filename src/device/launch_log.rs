@@ -5,7 +5,7 @@
 //! src/device/tma.rs). Off by default; when off a launch pays one relaxed atomic load.
 
 use super::tma::XPath;
-use crate::plan::{Family, Plan, VARIANTS};
+use crate::plan::{Plan, VARIANTS};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
@@ -27,14 +27,6 @@ pub fn record(plan: &Plan, x: Option<XPath>, pdl: bool) {
         return;
     }
     let v = &VARIANTS[plan.variant];
-    // The split: dec's warps sharing the units, wg's CTAs along K (grid.z), bwg's items per tile,
-    // bulk's CTAs per tile (rounded up: stream-K ranges may span tiles), 1 for whole-K families.
-    let split = match v.family {
-        Family::Dec => plan.total_warps,
-        Family::Wg => plan.grid[2] as i64,
-        Family::Bulk | Family::Bwg => plan.total_warps,
-        Family::Dect | Family::Wmma => 1,
-    };
     let line = format!(
         "kernel={} grid={},{},{} block={} smem={} sms={} split={} workspace={} x={} pdl={}",
         v.symbol,
@@ -44,7 +36,7 @@ pub fn record(plan: &Plan, x: Option<XPath>, pdl: bool) {
         plan.block[0],
         plan.dynamic_smem,
         plan.sms,
-        split,
+        plan.split,
         plan.workspace_bytes,
         x.map_or_else(|| "-".to_string(), |p| p.log_name()),
         u8::from(pdl)

@@ -60,6 +60,10 @@ pub struct Plan {
     pub max_seg: i64,
     /// Zero-initialised bytes the launch needs (0: none).
     pub workspace_bytes: i64,
+    /// What the launch log reports as the split: dec's warps sharing the units, wg's CTAs along K
+    /// (grid.z), bulk's and bwg's CTAs per tile (rounded up where stream-K ranges span tiles), 1
+    /// for whole-K plans.
+    pub split: i64,
 }
 
 /// dec: a warp should stream at least this many units, or its fixed costs dominate.
@@ -343,20 +347,84 @@ pub fn bulk_streamk_stages(p: &Problem, sms: i64, tm: u32, tn: u32, pre: bool) -
     BulkSplit { ctas: (sms * BULK_CTAS_PER_SM).min(stages).max(1), unit: ch }
 }
 
-/// bwg: CTAs per tile splitting its K. Only where the tiles alone cannot give every resident CTA
-/// slot an item: as many splits as keep all items in one round of the slots, each a whole stage
-/// of K deep (the rule the bulk family had before stream-K, bench/NOTES.md "bulk").
-fn persistent_split(p: &Problem, sms: i64, tiles: i64, ch: u32, ctas_per_sm: i64) -> i64 {
-    if let Some(s) = env_value(&BULK_SPLIT) {
-        return s.clamp(1, p.k() / 64);
-    }
-    (sms * ctas_per_sm / tiles.max(1)).clamp(1, (p.k() / 64 / ch as i64).max(1))
+/// bwg: how a plan shares its tiles' K between the CTAs of the persistent grid (kernels/bwg.cuh).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BwgSplit {
+    /// CTAs of the grid.
+    pub ctas: i64,
+    /// CTAs per tile of the even split (1: whole tiles); 0: stream-K over stages (the kernel's
+    /// ranges follow from the grid). Travels in GemmParams.total_warps.
+    pub split: i64,
 }
 
-/// bwg: CTAs per output tile (m-tile x 128 features) splitting its K ([`persistent_split`]) for
-/// variant `v`'s token tile and CTAs per SM.
-pub fn bwg_split(p: &Problem, sms: i64, v: &Variant) -> i64 {
-    persistent_split(p, sms, bwg_tiles(p, v), variants::bwg_chunks_per_stage(v.tm), v.ctas_per_sm() as i64)
+/// bwg: whole tiles, an even split of every tile, or (128/256-token tiles) stream-K over stages
+/// after the whole rounds of [`bwg_streamk_whole_tiles`]. The even split: where the tiles alone
+/// cannot give every resident slot an item, as many CTAs per tile as keep all items in one round,
+/// each a whole stage deep (the bulk family's rule before stream-K). Stream-K where it takes at
+/// least a tenth of the stages off the busiest CTA: the tile counts that leave SMs idle or a last
+/// round part-empty. Measured on the H200 (bench/NOTES.md "Session 8", results/2026-11-30-bwg-
+/// streamk-ab.json): Llama-70B qkv M = 128, 80 tiles on 132 SMs, 64 -> 39 stages, 73.4 -> 50.4 us;
+/// 70b gate_up M = 128-256 0.86x, Llama-8B qkv M = 128-1024 0.87-0.89x; where it saved 3 % of
+/// the stages it lost up to 5 % (8b down M = 4096, 70b down / o M = 1024: a contributor's partial
+/// is a 64-128 KB round trip through L2). The 16/32-token tiles keep the even split (stream-K
+/// there: Qwen2-1.5B gate_up M = 32 0.95x, Llama-8B gate_up 1.06x, 70b gate_up 1.0x).
+/// `MATE_BULK_SPLIT=<n>`: whole tiles (n = 1), an even split n ways where tiles x n CTAs fit the
+/// slots, else stream-K on every slot (the 16/32-token tiles: the even split, clamped).
+pub fn bwg_split(p: &Problem, sms: i64, v: &Variant) -> BwgSplit {
+    let tiles = bwg_tiles(p, v);
+    let slots = sms * v.ctas_per_sm() as i64;
+    let chunks = p.k() / 64;
+    let ch = variants::bwg_chunks_per_stage(v.tm) as i64;
+    let spt = (chunks + ch - 1) / ch; // stages per tile
+    let whole = BwgSplit { ctas: tiles.min(slots).max(1), split: 1 };
+    let even = |s: i64| BwgSplit { ctas: (tiles * s).min(slots), split: s };
+    let streamk_ok = v.tm >= BWG_STREAMK_MIN_TM && tiles * spt < 1 << 31; // kernels/bwg.cuh counts units in 32 bits
+    if let Some(s) = env_value(&BULK_SPLIT) {
+        return match s.min(chunks / ch).max(1) {
+            1 => whole,
+            s if tiles * s <= slots || !streamk_ok => even(s),
+            _ => bwg_streamk(p, sms, v),
+        };
+    }
+    let (plain, busiest) = if tiles < slots {
+        let s = (slots / tiles.max(1)).min((chunks / ch).max(1)); // every part at least a stage deep
+        let per_part = (chunks + s - 1) / s; // kernels/split.cuh k_range
+        (if s > 1 { even(s) } else { whole }, (per_part + ch - 1) / ch)
+    } else {
+        (whole, (tiles + slots - 1) / slots * spt)
+    };
+    if !streamk_ok {
+        return plain;
+    }
+    let streamk = bwg_streamk(p, sms, v);
+    let g = streamk.ctas;
+    let d = bwg_streamk_whole_tiles(tiles, g);
+    let busiest_streamk = d / g * spt + ((tiles - d) * spt + g - 1) / g;
+    if 10 * busiest_streamk <= 9 * busiest {
+        streamk
+    } else {
+        plain
+    }
+}
+
+/// bwg: the smallest token tile built with stream-K (kernels/bwg.cuh kStreamK).
+pub const BWG_STREAMK_MIN_TM: u32 = 128;
+
+/// bwg: stream-K over stages on every resident slot (at most one CTA per stage).
+pub fn bwg_streamk(p: &Problem, sms: i64, v: &Variant) -> BwgSplit {
+    let ch = variants::bwg_chunks_per_stage(v.tm) as i64;
+    let stages = bwg_tiles(p, v) * ((p.k() / 64 + ch - 1) / ch);
+    BwgSplit { ctas: (sms * v.ctas_per_sm() as i64).min(stages).max(1), split: 0 }
+}
+
+/// bwg stream-K: tiles taken whole, in persistent rounds, before the shared ranges: every full
+/// round of the grid but the last (kernels/bwg.cuh sk_whole_tiles, the same rule).
+pub fn bwg_streamk_whole_tiles(tiles: i64, ctas: i64) -> i64 {
+    if tiles >= 2 * ctas {
+        (tiles / ctas - 1) * ctas
+    } else {
+        0
+    }
 }
 
 /// bwg: output tiles of variant `v` (m-tiles x 128-feature tiles).
@@ -423,7 +491,7 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
         let bwg = || candidates.clone().filter(|(_, v)| v.family == Family::Bwg);
         let tile = bwg().filter(|(_, v)| v.tm as i64 >= p.m).min_by_key(|(_, v)| v.tm).or_else(|| bwg().max_by_key(|(_, v)| v.tm));
         if let Some((_, t)) = tile {
-            let split = bwg_split(p, sms, t) > 1;
+            let split = bwg_split(p, sms, t).split != 1;
             if let Some((i, _)) = bwg().find(|(_, v)| v.tm == t.tm && v.split == split) {
                 return Some(i);
             }
@@ -531,7 +599,7 @@ fn plan_uncached(p: &Problem, caps: &Caps, sms: i64, forced: Option<String>) -> 
     };
     let v = &VARIANTS[idx];
     let tiles_n = p.n() / v.tn as i64;
-    let (grid, total_warps, max_seg, workspace_bytes) = match v.family {
+    let (grid, total_warps, max_seg, workspace_bytes, split) = match v.family {
         Family::Dec => {
             let (warps, ctas, _) = dec_shape(v, p, sms, caps.occupancy[idx]);
             let (max_seg, ws) = if v.split {
@@ -543,9 +611,9 @@ fn plan_uncached(p: &Problem, caps: &Caps, sms: i64, forced: Option<String>) -> 
             } else {
                 (0, 0)
             };
-            ([ctas, 1, 1], warps, max_seg, ws)
+            ([ctas, 1, 1], warps, max_seg, ws, warps)
         }
-        Family::Dect => ([tiles_n, 1, 1], 0, 0, 0),
+        Family::Dect => ([tiles_n, 1, 1], 0, 0, 0, 1),
         Family::Bulk => {
             // Persistent: whole tiles over at most the resident slots, or stream-K over its CTAs
             // (kernels/split.cuh: fp32 partial slots [ctas][tm * tn], then one counter per tile).
@@ -556,22 +624,39 @@ fn plan_uncached(p: &Problem, caps: &Caps, sms: i64, forced: Option<String>) -> 
                 let s = bulk_split(p, sms, v.tm, v.tn, v.pre);
                 let s = if s.unit > 0 { s } else { bulk_streamk_stages(p, sms, v.tm, v.tn, v.pre) };
                 let ws = (s.ctas * (v.tm * v.tn) as i64 * 4 + tiles_n * 4 + 255) / 256 * 256;
-                ([s.ctas, 1, 1], (s.ctas + tiles_n - 1) / tiles_n, s.unit, ws)
+                let per_tile = (s.ctas + tiles_n - 1) / tiles_n;
+                ([s.ctas, 1, 1], per_tile, s.unit, ws, per_tile)
             } else {
-                ([persistent_ctas(tiles_n, 1, sms, v.ctas_per_sm() as i64), 1, 1], 1, 0, 0)
+                ([persistent_ctas(tiles_n, 1, sms, v.ctas_per_sm() as i64), 1, 1], 1, 0, 0, 1)
             }
         }
         Family::Bwg => {
-            let split = if v.split { bwg_split(p, sms, v).max(2).min(p.k() / 64) } else { 1 };
+            // kernels/bwg.cuh: the split mode travels in total_warps (CTAs per tile of the even
+            // split; 0: stream-K), the raster band (m-tiles) in max_seg. Workspace: fp32 partial
+            // tiles (even split: [tile][split]; stream-K: one per CTA), then one counter per tile.
+            // A forced split variant where the rule says whole: stream-K on every slot (16/32-token
+            // tiles: an even split in two where K has two stages).
             let tiles = bwg_tiles(p, v);
-            // kernels/bwg.cuh: fp32 partial tiles [m-tile x tile][split][tm * tn], then one
-            // ticket per output tile; the split travels in total_warps, the raster band (m-tiles)
-            // in max_seg; the grid is persistent.
-            let ws = if v.split { (tiles * split * (v.tm * v.tn) as i64 * 4 + tiles * 4 + 255) / 256 * 256 } else { 0 };
+            let s = if v.split {
+                let s = bwg_split(p, sms, v);
+                if s.split != 1 {
+                    s
+                } else if v.tm >= BWG_STREAMK_MIN_TM {
+                    bwg_streamk(p, sms, v)
+                } else {
+                    let s = (p.k() / 64 / variants::bwg_chunks_per_stage(v.tm) as i64).clamp(1, 2);
+                    BwgSplit { ctas: persistent_ctas(tiles, s, sms, v.ctas_per_sm() as i64), split: s }
+                }
+            } else {
+                BwgSplit { ctas: persistent_ctas(tiles, 1, sms, v.ctas_per_sm() as i64), split: 1 }
+            };
+            let slots = if s.split == 0 { s.ctas } else { tiles * s.split };
+            let ws = if v.split { (slots * (v.tm * v.tn) as i64 * 4 + tiles * 4 + 255) / 256 * 256 } else { 0 };
             let m_tiles = (p.m + v.tm as i64 - 1) / v.tm as i64;
-            ([persistent_ctas(tiles, split, sms, v.ctas_per_sm() as i64), 1, 1], split, wg_band(p, v, m_tiles), ws)
+            let per_tile = if s.split == 0 { (s.ctas + tiles - 1) / tiles } else { s.split };
+            ([s.ctas, 1, 1], s.split, wg_band(p, v, m_tiles), ws, per_tile)
         }
-        Family::Wmma => ([(p.m + v.tm as i64 - 1) / v.tm as i64, tiles_n, 1], 0, 0, 0),
+        Family::Wmma => ([(p.m + v.tm as i64 - 1) / v.tm as i64, tiles_n, 1], 0, 0, 0, 1),
         Family::Wg => {
             let (_, split) = wg_shape(p, caps, sms, Some(idx))
                 .ok_or_else(|| Error::Internal(format!("wg variant {} has no shape for {p:?}", v.symbol)))?;
@@ -583,7 +668,7 @@ fn plan_uncached(p: &Problem, caps: &Caps, sms: i64, forced: Option<String>) -> 
             } else {
                 0
             };
-            ([tiles[0], tiles[1], split], wg_band(p, v, tiles[0]), 0, ws)
+            ([tiles[0], tiles[1], split], wg_band(p, v, tiles[0]), 0, ws, split)
         }
     };
     if grid[0] > i32::MAX as i64 || grid[1] > 65535 || grid[2] > 65535 {
@@ -598,5 +683,6 @@ fn plan_uncached(p: &Problem, caps: &Caps, sms: i64, forced: Option<String>) -> 
         total_warps,
         max_seg,
         workspace_bytes,
+        split,
     })
 }

@@ -188,12 +188,12 @@ def forced_runs(forced, syms, x, fr):
     return outs
 
 
-def check_splits(forced, syms, x, fr, whole, dtype):
+def check_splits(forced, syms, x, fr, whole, dtype, sms_list=(7, 33, 132)):
     """Split variants reorder the fp32 sum: bit-identical across reruns for each SM count (the
     split follows it), and close to the whole-K result."""
     for s_ in syms:
         forced(s_)
-        for sms in (7, 33, 132):
+        for sms in sms_list:
             a = run_out(x, fr, num_sms=sms)
             assert torch.equal(a, run_out(x, fr, num_sms=sms)), (s_, sms)
             assert errors(a, whole.double())[0] < BOUND[dtype] / 4, (s_, sms)
@@ -261,7 +261,11 @@ def test_bwg_variants_parity(dtype, sym, g, tile, M, forced):
     assert total <= BOUND[dtype] and col <= 5 * BOUND[dtype], (whole, total, col)
     assert torch.equal(run_out(padded, fr), w), "a padded row stride changes the result"
     (split,) = [v for v in VARIANTS if prefix in v and v.endswith("_split")]
-    check_splits(forced, [split], x, fr, w, dtype)
+    # SM counts (src/plan/mod.rs bwg_split; 128/256-token tiles, 32 tiles here): 7 (stream-K after
+    # whole rounds), 33 (forced where the rule says whole: stream-K, 32 tiles on 33 CTAs), 40 and
+    # 132 (stream-K, more CTAs than tiles: owners of several contributors, ranges inside one
+    # tile), 100 (the even split). 16/32-token tiles: the even split, or forced, split in two.
+    check_splits(forced, [split], x, fr, w, dtype, sms_list=(7, 33, 40, 100, 132))
 
 
 @pytest.mark.parametrize("tile,M", [("_m1_n32_", 1), ("_m8_n128_", 5), ("_m16_n128_", 16)])

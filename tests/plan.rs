@@ -337,28 +337,30 @@ fn bwg_routing_is_pinned() {
     // Hopper: bulk-fed wgmma at M = 17-32 on layers of >= 2^23 weights with N >= 2048 (every
     // Llama shape, Qwen2-1.5B gate_up), and at M = 9-16 on layers of 2^23-2^25 weights with fewer
     // than sms / 2 tiles unless dect fills one wave over K <= 4096 (Llama-8B qkv, Qwen2-1.5B down;
-    // not Llama-8B o), and above M = 64 wherever N % 128 == 0; measured, bench/NOTES.md
-    // "Session 5". M <= 8, M = 33-64, act order and devices without wgmma never.
+    // not Llama-8B o), the same at M = 2-8 where bulk does not serve (Qwen2-1.5B down), and above
+    // M = 64 wherever N % 128 == 0; measured, bench/NOTES.md "Session 5", "Session 8". M = 1,
+    // M = 33-64, act order and devices without wgmma never.
     let caps = Caps::uniform(132, 2);
     let fam = |m, k, n| VARIANTS[plan(&problem(m, k, n, 128, false, DType::F16), &caps).unwrap().variant].family;
-    for (k, n, m9_16, m17_32) in [
-        (4096, 6144, true, true),
-        (4096, 4096, false, true),
-        (4096, 28672, false, true),
-        (14336, 4096, false, true),
-        (8192, 10240, false, true),
-        (8192, 57344, false, true),
-        (28672, 8192, false, true),
-        (1536, 17920, false, true),
-        (8960, 1536, true, false),
-        (1536, 2048, false, false),
-        (1536, 1536, false, false),
+    for (k, n, m2_8, m9_16, m17_32) in [
+        (4096, 6144, false, true, true),
+        (4096, 4096, false, false, true),
+        (4096, 28672, false, false, true),
+        (14336, 4096, false, false, true),
+        (8192, 10240, false, false, true),
+        (8192, 57344, false, false, true),
+        (28672, 8192, false, false, true),
+        (1536, 17920, false, false, true),
+        (8960, 1536, true, true, false),
+        (1536, 2048, false, false, false),
+        (1536, 1536, false, false, false),
     ] {
-        for m in [1, 8, 9, 16, 17, 24, 32, 33, 64, 65, 128, 129, 4096] {
+        for m in [1, 2, 8, 9, 16, 17, 24, 32, 33, 64, 65, 128, 129, 4096] {
             let want = match m {
+                2..=8 => m2_8,
                 9..=16 => m9_16,
                 17..=32 => m17_32,
-                33..=64 | 1..=8 => false,
+                1 | 33..=64 => false,
                 _ => true,
             };
             assert_eq!(fam(m, k, n) == Family::Bwg, want, "M={m} K={k} N={n}");

@@ -1,7 +1,7 @@
 //! The planner: which compiled variant serves a problem, with what grid, and how much workspace.
 //! Families are routed by M and size: on Hopper `Bwg` (bulk copies feeding wgmma, persistent grid)
 //! wherever [`prefer_bwg`] says (M > 64, M = 17-32 on layers of 2^23 weights or more, some small
-//! layers at M = 9-16; never act order); then `Wg` (wgmma, token tile and K split from the cost
+//! layers at M = 2-16; never act order); then `Wg` (wgmma, token tile and K split from the cost
 //! model in [`cost`]) wherever [`prefer_wgmma`] says (M > 64, or M > 16 on layers of 2^23 weights
 //! or more); on Hopper at M <= 16 `Bulk` (bulk copies, persistent grid) wherever [`prefer_bulk`] says;
 //! elsewhere, for M <= 64, the decode families (`Dect`, CTA tiles, where its CTAs fill the
@@ -462,7 +462,9 @@ pub fn prefer_wgmma(p: &Problem) -> bool {
 /// decode families only on layers of 2^23-2^25 weights with few 128-feature tiles (Llama-8B qkv
 /// 12.6 vs 14.7 us, Qwen2-1.5B down 11.9 vs 15.5 us; results/2026-11-29-decode-s5-bwg.json),
 /// where the bulk family's 8-chunk stages leave its split items shallow, except where dect's CTAs
-/// fill one wave over a shallow K (Llama-8B o: 8.3 vs 10.3 us). At M = 33-64 wg stays faster
+/// fill one wave over a shallow K (Llama-8B o: 8.3 vs 10.3 us); the same at M = 2-8 where the bulk
+/// family does not serve (Qwen2-1.5B down: 9.1 vs 10.2-10.4 us on dec, bulk's 8-token tile 10.0;
+/// results/2026-11-30-m2-8-sweep.json). At M = 33-64 wg stays faster
 /// (its 64-token tile: 47 vs 63 us on Llama-8B gate_up at M = 48). Above 64 tokens (128/256-token
 /// tiles, results/2026-11-29-prefill-bwg-sweep.json, -bwg-sweep-m48-96.json) it beats wg by up to
 /// 1.3x at M = 96-256 (Llama-70B down M = 96: 119 vs 155 us; Llama-8B o M = 128: 18.0 vs 22.3)
@@ -472,11 +474,15 @@ pub fn prefer_bwg(p: &Problem, sms: i64) -> bool {
     !p.meta.has_perm
         && p.n() % 128 == 0
         && match p.m {
-            9..=16 => {
+            2..=16 => {
                 // dect's 32-feature CTAs in one wave over a shallow K stay faster (Llama-8B o
-                // 8.3 vs 10.3 us)
+                // 8.3 vs 10.3 us); at M = 2-8 the bulk family wherever it serves (Llama-8B qkv
+                // 8.5 vs 9.7 us)
                 let dect_one_wave = p.n() / 32 <= sms && p.k() <= 4096;
-                (WG_MIN_WEIGHTS..=1 << 25).contains(&weights) && p.n() / 128 < sms / 2 && !dect_one_wave
+                (WG_MIN_WEIGHTS..=1 << 25).contains(&weights)
+                    && p.n() / 128 < sms / 2
+                    && !dect_one_wave
+                    && (p.m > 8 || !prefer_bulk(p, sms))
             }
             17..=32 => weights >= WG_MIN_WEIGHTS && p.n() >= 2048,
             m => m > DEC_MAX_M,

@@ -396,6 +396,7 @@ fn bwg_routing_is_pinned() {
     assert_eq!(split(4096, 4096, 28672), (132, 1)); // 3584 tiles: 896 stages vs 869
     assert_eq!(split(32, 4096, 28672), (224, 1)); // 32-token tiles: no stream-K (224 tiles, 264 slots)
     assert_eq!(split(16, 4096, 6144), (240, 5)); // 48 tiles, 5 each: 4 stages
+    assert_eq!(split(4, 8960, 1536), (204, 17)); // 12 tiles of 35 stages: 17 each (two stages a part), not 22
     assert_eq!((bwg_streamk_whole_tiles(3584, 132), bwg_streamk_whole_tiles(263, 132), bwg_streamk_whole_tiles(264, 132)), (3432, 0, 132));
 }
 

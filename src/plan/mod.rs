@@ -360,7 +360,7 @@ pub struct BwgSplit {
 /// bwg: whole tiles, an even split of every tile, or (128/256-token tiles) stream-K over stages
 /// after the whole rounds of [`bwg_streamk_whole_tiles`]. The even split: where the tiles alone
 /// cannot give every resident slot an item, as many CTAs per tile as keep all items in one round,
-/// each a whole stage deep (the bulk family's rule before stream-K). Stream-K where it takes at
+/// each at least two stages deep. Stream-K where it takes at
 /// least a tenth of the stages off the busiest CTA: the tile counts that leave SMs idle or a last
 /// round part-empty. Measured on the H200 (bench/NOTES.md "Session 8", results/2026-11-30-bwg-
 /// streamk-ab.json): Llama-70B qkv M = 128, 80 tiles on 132 SMs, 64 -> 39 stages, 73.4 -> 50.4 us;
@@ -387,7 +387,11 @@ pub fn bwg_split(p: &Problem, sms: i64, v: &Variant) -> BwgSplit {
         };
     }
     let (plain, busiest) = if tiles < slots {
-        let s = (slots / tiles.max(1)).min((chunks / ch).max(1)); // every part at least a stage deep
+        // every part at least two stages deep: Qwen2-1.5B down at M = 2-16 (12 tiles of 35
+        // stages) 8.4-8.9 us split 11-16 ways, 9.2-9.4 split 22 ways (1.6 stages a part);
+        // Llama-8B o at M = 24-32 (32 tiles of 16) keeps 8 (9.3 us; 5 ways 11.0);
+        // results/2026-11-30-bwg-split-depth.json
+        let s = (slots / tiles.max(1)).min((spt / 2).max(1));
         let per_part = (chunks + s - 1) / s; // kernels/split.cuh k_range
         (if s > 1 { even(s) } else { whole }, (per_part + ch - 1) / ch)
     } else {

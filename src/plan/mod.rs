@@ -360,9 +360,8 @@ pub struct BwgSplit {
 /// bwg: whole tiles, an even split of every tile, or (128/256-token tiles) stream-K over stages
 /// after the whole rounds of [`bwg_streamk_whole_tiles`]. The even split: where the tiles alone
 /// cannot give every resident slot an item, as many CTAs per tile as keep all items in one round,
-/// each at least two stages deep. Stream-K where it takes at
-/// least a tenth of the stages off the busiest CTA: the tile counts that leave SMs idle or a last
-/// round part-empty. Measured on the H200 (bench/NOTES.md "Session 8", results/2026-11-30-bwg-
+/// each at least two stages deep. Stream-K where it takes at least a tenth of the stages off the
+/// busiest CTA: the tile counts that leave SMs idle or a last round part-empty. Measured on the H200 (bench/NOTES.md "Session 8", results/2026-11-30-bwg-
 /// streamk-ab.json): Llama-70B qkv M = 128, 80 tiles on 132 SMs, 64 -> 39 stages, 73.4 -> 50.4 us;
 /// 70b gate_up M = 128-256 0.86x, Llama-8B qkv M = 128-1024 0.87-0.89x; where it saved 3 % of
 /// the stages it lost up to 5 % (8b down M = 4096, 70b down / o M = 1024: a contributor's partial

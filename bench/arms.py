@@ -99,12 +99,17 @@ class Mate(QuantArm):
 
     def build(self, q, s, z):
         self.nbytes = mate_bytes(self.K, self.N, self.G, self.zp)
-        meta = torch.ops.mate.frame_meta(self.K, self.N, self.group_arg, self.zp, False)
+        meta = torch.ops.mate.frame_meta(self.K, self.N, self.group_arg, self.zp, self.perm is not None)
         return (pack_frame_v2(q), meta, s, pack_cols(z) if z is not None else None)
 
-    def __init__(self, K, N, G, dtype, device, copies, zp=False, group_arg=None):
+    def __init__(self, K, N, G, dtype, device, copies, zp=False, group_arg=None, act=False):
         self.group_arg = G if group_arg is None else group_arg  # -1 (whole K) is its own frame_meta value
+        # act order: x column perm[k] feeds frame row k (one random permutation for every copy)
+        self.perm = torch.randperm(K, device=device).to(torch.int32) if act else None
         super().__init__(K, N, G, dtype, device, copies, zp)
+
+    def reference(self, x):
+        return super().reference(x if self.perm is None else x[:, self.perm.long()])
 
     def prepare(self, M):
         x = torch.empty(M, self.K, dtype=self.dtype, device=self.q0.device)
@@ -114,10 +119,10 @@ class Mate(QuantArm):
 
     def call(self, i, x):
         qw, meta, s, z = self.weights[i]
-        ws, out, g = self.ws, self.out, self.group_arg
+        ws, out, g, perm = self.ws, self.out, self.group_arg, self.perm
 
         def run():
-            torch.ops.mate.w4a16_gemm.out(x, qw, meta, s, z, None, None, g, workspace=ws, out=out)
+            torch.ops.mate.w4a16_gemm.out(x, qw, meta, s, z, perm, None, g, workspace=ws, out=out)
             return out
         return run
 
@@ -205,8 +210,10 @@ class Read(Arm):
         return dict(arm=self.name, ok=ok, what="sink == xor of every 16 KB block of copy 0")
 
 
-def build(name, K, N, group, dtype, device, zp=False, copies=None):
-    """Arm `name` for a K x N weight; `copies` defaults to >= 10x L2 of its own format."""
+def build(name, K, N, group, dtype, device, zp=False, copies=None, act=False):
+    """Arm `name` for a K x N weight; `copies` defaults to >= 10x L2 of its own format. `act`: the
+    mate arm serves an act-order frame (x gathered by a random permutation); read, fp16 and bf16
+    are the same work either way (no gather); triton and tinygemm refuse it."""
     from bench.timing import copies_for
 
     G = K if group == -1 else group
@@ -218,7 +225,9 @@ def build(name, K, N, group, dtype, device, zp=False, copies=None):
     nb = mate_bytes(K, N, G, zp)  # the format's own size is within a few % of this
     R = copies or copies_for(nb)
     if name == "mate":
-        return Mate(K, N, G, dtype, device, R, zp, group_arg=group)
+        return Mate(K, N, G, dtype, device, R, zp, group_arg=group, act=act)
+    if act and name in ("triton", "tinygemm"):
+        raise ValueError(f"{name} arm: serves no act-order frame (--act)")
     if name == "triton":
         return Triton(K, N, G, dtype, device, R, zp)
     if name == "tinygemm":

@@ -54,6 +54,7 @@ def main(argv=None):
     ap.add_argument("--arms", default="read,mate,triton,tinygemm,fp16,bf16")
     ap.add_argument("--group", type=int, default=128)
     ap.add_argument("--zp", action="store_true")
+    ap.add_argument("--act", action="store_true", help="act order: the mate arm gathers x by a random permutation")
     ap.add_argument("--dtype", default="float16")
     ap.add_argument("--variants", default="", help="comma list of variant symbols (or 'dec') to force as extra arms")
     ap.add_argument("--dry-run", action="store_true", help="CPU, tiny shapes, Triton interpreted: build and check every arm, no timing")
@@ -85,14 +86,14 @@ def main(argv=None):
         built = {}
         for a in arms:
             try:
-                built[a] = A.build(a, K, N, args.group, dtype, "cuda", args.zp)
+                built[a] = A.build(a, K, N, args.group, dtype, "cuda", args.zp, act=args.act)
             except Exception as e:  # an arm that cannot serve this config: recorded, not fatal
                 built[a] = f"{type(e).__name__}: {e}"
                 failures.append(f"{name} {a}: {built[a]}")
                 print(f"   {name}: arm {a} not built: {built[a]}", flush=True)
         for mi, M in enumerate(map(int, args.m.split(","))):
             x = torch.randn(M, K, device="cuda").to(dtype)
-            res = dict(shape=name, K=K, N=N, M=M, group=args.group, zp=args.zp, dtype=args.dtype,
+            res = dict(shape=name, K=K, N=N, M=M, group=args.group, zp=args.zp, act=args.act, dtype=args.dtype,
                        copies=copies_for(w_bytes), bytes=w_bytes)
             for a in arms if mi % 2 == 0 else arms[::-1]:
                 arm = built[a]
@@ -186,7 +187,10 @@ def dry_run(torch, A, arms, args, dtype):
                 # Triton 3.6's interpreter converts int -> bf16 wrongly (a 16x16 probe: NaN); the GPU run checks it
                 print(f"dry-run K={K} N={N} M={M} arm={a} skipped: the interpreter cannot run bf16", flush=True)
                 continue
-            arm = A.build(a, K, N, args.group, dtype, "cpu", args.zp, copies=2)
+            if args.act and a in ("triton", "tinygemm"):
+                print(f"dry-run K={K} N={N} M={M} arm={a} skipped: serves no act-order frame", flush=True)
+                continue
+            arm = A.build(a, K, N, args.group, dtype, "cpu", args.zp, copies=2, act=args.act)
             xa = x.to(arm.dtype)
             chk = arm.check(xa)
             for c in arm.calls(xa):

@@ -174,6 +174,16 @@ def test_decode_dry_run_checks_every_arm():
     assert _verdicts(r.stdout) == {(m, a): "ok" for m in (1, 16) for a in arms}, r.stdout
 
 
+def test_decode_dry_run_act_order():
+    """--act: the mate arm serves an act-order frame (x gathered by a random permutation, the
+    float64 reference gathers too); arms that serve no act order say so instead of timing a
+    different problem."""
+    r = _dry("decode.py", "--act", "--arms", "read,mate,triton")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert _verdicts(r.stdout) == {(m, a): "ok" for m in (1, 16) for a in ("read", "mate")}, r.stdout
+    assert "arm=triton skipped: serves no act-order frame" in r.stdout, r.stdout
+
+
 def test_decode_refuses_an_unknown_arm():
     r = _dry("decode.py", "--arms", "mate,cublas")
     assert r.returncode == 2 and "unknown arm 'cublas'" in r.stderr, r.stderr

@@ -86,9 +86,10 @@ __device__ __forceinline__ void deq(uint32_t w, uint32_t a[4], uint32_t s0, uint
 }
 
 // A consumer thread's fp32 partial in a split slot (even split or stream-K): float4 pieces, thread
-// t's piece q at (q * threads + t), so a warp moves 512 contiguous bytes per instruction. Four
-// times fewer requests than a float per thread; the reduction through one SM is bound by them
-// (bench/NOTES.md, session 9). Writer and reader are the same threads, so the layout is private.
+// t's piece q at (q * threads + t), so a warp moves 512 contiguous bytes per instruction (a
+// quarter of the requests of a float per thread): 2-6 % faster on the split plans of Qwen2-1.5B
+// down and Llama-8B qkv / o at M = 16-128 (bench/NOTES.md, session 9). Writer and reader are the
+// same threads, so the layout is private.
 template <int NACC, int kThreads>
 __device__ __forceinline__ void store_part(float* slot, const float (&acc)[NACC]) {
   float4* d = reinterpret_cast<float4*>(slot) + threadIdx.x;
@@ -105,38 +106,6 @@ __device__ __forceinline__ void add_part(const float* slot, float (&acc)[NACC]) 
     acc[4 * q + 1] += v.y;
     acc[4 * q + 2] += v.z;
     acc[4 * q + 3] += v.w;
-  }
-}
-
-// The last part of an even split: the S parts' sum in split order, part `own` from this thread's
-// accumulators and the others from their slots (`stride` floats apart), into acc. In blocks of
-// at most 64 sums beside the 128 accumulators of a 256-token tile (232 registers a thread).
-template <int NACC, int kThreads>
-__device__ __forceinline__ void sum_parts(const float* slots, int64_t stride, int parts, int own, float (&acc)[NACC]) {
-  constexpr int kB = NACC < 64 ? NACC : 64;
-#pragma unroll
-  for (int h = 0; h < NACC; h += kB) {
-    float s[kB];
-#pragma unroll
-    for (int j = 0; j < kB; ++j) s[j] = 0.f;
-    for (int zz = 0; zz < parts; ++zz) {
-      if (zz == own) {
-#pragma unroll
-        for (int j = 0; j < kB; ++j) s[j] += acc[h + j];
-      } else {
-        const float4* src = reinterpret_cast<const float4*>(slots + zz * stride) + threadIdx.x;
-#pragma unroll
-        for (int q = 0; q < kB / 4; ++q) {
-          const float4 v = __ldcg(src + (h / 4 + q) * kThreads);
-          s[4 * q] += v.x;
-          s[4 * q + 1] += v.y;
-          s[4 * q + 2] += v.z;
-          s[4 * q + 3] += v.w;
-        }
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < kB; ++j) acc[h + j] = s[j];
   }
 }
 
@@ -403,24 +372,20 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
       float* const part = static_cast<float*>(p.workspace);
       int* const counters = reinterpret_cast<int*>(part + static_cast<int64_t>(streamk ? ctas : NT * S) * kTile);
       if (!streamk) {
-        // Ticket first (kernels/split.cuh split_take): the last part to end its mainloop neither
-        // stores its partial nor reads it back (at S = 4 a quarter of the reduction's bytes
-        // through its SM and the store before the ticket; bench/NOTES.md, session 9).
+        float* mine = part + (static_cast<int64_t>(wk.out_tile) * S + wk.z) * kTile;
+        bwg::store_part<NACC, WC * 32>(mine, acc);
+        asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
         __shared__ int last;
-        if (threadIdx.x == 0) last = (split_take(counters + wk.out_tile) == S - 1);
+        if (threadIdx.x == 0) last = (split_ticket(counters + wk.out_tile) == S - 1);  // kernels/split.cuh
         asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
-        // uniform over the consumers; thread 0 writes `last` again only after a later barrier
-        // that every consumer reaches after reading it here
-        float* const all = part + static_cast<int64_t>(wk.out_tile) * S * kTile;
-        if (!last) {
-          bwg::store_part<NACC, WC * 32>(all + static_cast<int64_t>(wk.z) * kTile, acc);
-          asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
-          if (threadIdx.x == 0) split_arrive(counters + wk.out_tile);
-          continue;
-        }
-        if (threadIdx.x == 0) split_wait_arrivals(counters + wk.out_tile, S - 1);
-        asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
-        bwg::sum_parts<NACC, WC * 32>(all, kTile, S, wk.z, acc);
+        // uniform over the consumers; thread 0 writes `last` again only after the next item's first
+        // barrier, which every consumer reaches after reading it here
+        if (!last) continue;
+        const float* all = part + static_cast<int64_t>(wk.out_tile) * S * kTile;
+#pragma unroll
+        for (int i = 0; i < NACC; ++i) acc[i] = 0.f;
+        for (int zz = 0; zz < S; ++zz) bwg::add_part<NACC, WC * 32>(all + static_cast<int64_t>(zz) * kTile, acc);
+        if (threadIdx.x == 0) counters[wk.out_tile] = 0;
       } else if (wk.ce < C) {
         // A contributor (the head of this CTA's last tile, or a middle range): its slot, then the
         // signal; the tile's owner finishes it.

@@ -66,28 +66,6 @@ __device__ __forceinline__ void split_wait(int* counter, int parts) {
   *counter = 0;
 }
 
-// The ticket-first even split (bwg): a tile's counter holds the tickets taken in its high 16 bits
-// and the parts' arrivals (split_arrive) in its low 16. Each part takes a ticket when its mainloop
-// ends, before storing anything: the last part stores nothing, waits for the others' arrivals
-// (split_wait_arrivals) and sums their slots with its own registers in split order; the others
-// store their slot and arrive. Deterministic, no atomic adds.
-__device__ __forceinline__ int split_take(int* counter) {
-  int old;
-  asm volatile("atom.relaxed.gpu.global.add.s32 %0, [%1], 65536;" : "=r"(old) : "l"(counter) : "memory");
-  return old >> 16;
-}
-// The last part's wait for the other `parts` arrivals; then the counter is reset to zero (every
-// ticket is taken and every other part has arrived, so nothing else touches it in this launch).
-__device__ __forceinline__ void split_wait_arrivals(int* counter, int parts) {
-  int seen;
-  for (;;) {
-    asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(seen) : "l"(counter) : "memory");
-    if ((seen & 0xFFFF) >= parts) break;
-    __nanosleep(64);
-  }
-  *counter = 0;
-}
-
 // Takes the ticket of `counter` and returns its previous value (the part is the last of `parts`
 // when it returns parts - 1).
 __device__ __forceinline__ int split_ticket(int* counter) {

@@ -1,7 +1,8 @@
 //! Build: (1) cxx generates and compiles the bridge's C++ half; (2) CMake builds the shim against
 //! torch's headers and the kernels' fatbin with nvcc; (3) the variant list in kernels/variants.def
 //! becomes Rust code for the planner. Torch and nvcc are found through the Python environment
-//! (`MATE_PYTHON`, default `python3`), or `MATE_NVCC` for nvcc.
+//! (`MATE_PYTHON`, default `python3`), or `MATE_NVCC` for nvcc. `MATE_KERNEL_FLAGS`: extra nvcc flags
+//! for lab builds (bench/lab/), never for the library that ships.
 
 use std::env;
 use std::fmt::Write as _;
@@ -119,6 +120,7 @@ fn main() {
     }
     println!("cargo:rerun-if-env-changed=MATE_PYTHON");
     println!("cargo:rerun-if-env-changed=MATE_NVCC");
+    println!("cargo:rerun-if-env-changed=MATE_KERNEL_FLAGS");
     let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
     generate_variants(&out_dir);
     generate_calibration(&out_dir);
@@ -143,6 +145,8 @@ fn main() {
         .define("MATE_CXXBRIDGE_INCLUDE", out_dir.join("cxxbridge/include"))
         .define("MATE_NVCC", &nvcc)
         .define("MATE_GENCODE", GENCODE)
+        // lab builds only (e.g. -DMATE_PROBE: kernels/bwg.cuh's phase probe); empty otherwise
+        .define("MATE_KERNEL_FLAGS", env::var("MATE_KERNEL_FLAGS").unwrap_or_default())
         .define("CMAKE_BUILD_TYPE", "Release")
         .build();
     let lib = dst.join("lib");

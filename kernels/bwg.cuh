@@ -109,6 +109,38 @@ __device__ __forceinline__ void add_part(const float* slot, float (&acc)[NACC]) 
   }
 }
 
+// Two outputs -> one b16x2 register (lo in the low half), rounded as Num<T>::from_f.
+template <typename T>
+__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
+  if constexpr (std::is_same<T, __half>::value)
+    return dec::as_u32(__floats2half2_rn(lo, hi));
+  else
+    return dec::as_u32(__floats2bfloat162_rn(lo, hi));
+}
+
+// Four 8x8 b16 matrices from mma-fragment registers, each stored transposed (row j of the stored
+// matrix = column j of the fragment, 16 bytes at the address lane 8k + j gives for matrix k).
+__device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, const uint32_t (&r)[4]) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};" ::"r"(addr), "r"(r[0]), "r"(r[1]), "r"(r[2]),
+               "r"(r[3])
+               : "memory");
+}
+
+#ifdef MATE_PROBE
+// Lab probe of where a split plan's time goes (bench/lab/probe_bwg.py; build with
+// MATE_KERNEL_FLAGS=-DMATE_PROBE, never in the library that ships): 16 u64 per CTA after the
+// split workspace (the lab passes a larger one). [0] globaltimer at entry, [8] at exit; clock64 at
+// [1] entry, [2] the producer past pdl_wait, [3] the first weights, [4] the first x, [5] the
+// mainloop's end, [6] the reduction's end, [7] the epilogue's end; [9] 1 = this CTA summed the
+// tile (2: a stream-K owner, 0: it stored a part), [10] %smid. First item only.
+__device__ __forceinline__ unsigned long long probe_clock() { return clock64(); }
+__device__ __forceinline__ unsigned long long probe_gtime() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
+  return t;
+}
+#endif
+
 }  // namespace bwg
 
 template <int TM>
@@ -176,6 +208,24 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   const int u0 = streamk ? static_cast<int>(sk.start(b)) : 0, u1 = streamk ? static_cast<int>(sk.start(b + 1)) : 0;
   const int n_whole = streamk ? D / ctas : (NT * S - b + ctas - 1) / ctas;
   const int n_items = n_whole + (streamk && u1 > u0 ? (u1 - 1) / SPT - u0 / SPT + 1 : 0);
+#ifdef MATE_PROBE
+  unsigned long long* probe = nullptr;
+  if constexpr (kSplit) {
+    const int64_t ws = ((static_cast<int64_t>(streamk ? ctas : NT * S) * TM * TN + NT) * 4 + 255) / 256 * 256;
+    probe = reinterpret_cast<unsigned long long*>(static_cast<char*>(p.workspace) + ws) + 16 * b;
+    if (threadIdx.x == 0) {
+      probe[0] = bwg::probe_gtime();
+      probe[1] = bwg::probe_clock();
+      unsigned smid;
+      asm volatile("mov.u32 %0, %smid;" : "=r"(smid));
+      probe[10] = smid;
+    }
+  }
+#define MATE_PROBE_AT(i, cond) \
+  if (probe != nullptr && (cond)) probe[i] = bwg::probe_clock();
+#else
+#define MATE_PROBE_AT(i, cond)
+#endif
   struct Item : KRange {  // kernels/split.cuh
     int tile, mt, out_tile, z, r;
   };
@@ -259,6 +309,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         }
         if (!waited) {
           pdl_wait();
+          MATE_PROBE_AT(2, lane == 0)
           waited = true;
           for (int c = lane; c < nch; c += 32) copy_x(c);
         }
@@ -302,6 +353,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     for (int it = 0; it < wk.nst; ++it, ++ring) {
       const int slot = ring % P;
       mbar_wait(full0 + 8 * slot, (ring / P) & 1);
+      MATE_PROBE_AT(3, threadIdx.x == 0 && ring == 0)
       const int c0 = wk.cb + it * CH, nch = min(CH, wk.ce - c0);
       const int g0 = (c0 * 64) >> gs;
       const uint32_t st = sbase + slot * kStage;
@@ -351,6 +403,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
           bwg::deq<T>(w[s], a[s], s0, s1, zl[h], zh[h]);
         }
         if (j == 0) mbar_wait(fullx0 + 8 * slot, (ring / P) & 1);  // only the wgmma reads x
+        MATE_PROBE_AT(4, threadIdx.x == 0 && ring == 0 && j == 0)
         fence();
 #pragma unroll
         for (int s = 0; s < 4; ++s)
@@ -359,9 +412,13 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
       }
     }
     wait0();
+    MATE_PROBE_AT(5, threadIdx.x == 0 && item == 0)
     // The item's last stage. Every item has one (the planner splits K into at most K / 64 / CH
-    // parts, tests/plan.rs), so its first wgmma wrote every accumulator.
-    release(emptyx0 + 8 * ((ring - 1) % P));
+    // parts, tests/plan.rs), so its first wgmma wrote every accumulator. Its x boxes stay
+    // unreleased until the epilogue has staged the output tile there (below); a part that ends
+    // without an epilogue releases them first.
+    const uint32_t last_slot = (ring - 1) % P;
+    auto release_x = [&]() { release(emptyx0 + 8 * last_slot); };
 
     // Accumulator fragment (kernels/wg.cuh): acc[4i + r] is feature row g (+8 for r >= 2) of this
     // warp's stripe, token 8i + 2ci (+1 for odd r).
@@ -380,12 +437,23 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
         // uniform over the consumers; thread 0 writes `last` again only after the next item's first
         // barrier, which every consumer reaches after reading it here
+        if (!last) release_x();
+#ifdef MATE_PROBE
+        if (probe != nullptr && threadIdx.x == 0 && item == 0 && !last) {
+          probe[6] = probe[7] = bwg::probe_clock();
+          probe[8] = bwg::probe_gtime();
+          probe[9] = 0;
+        }
+#endif
         if (!last) continue;
         const float* all = part + static_cast<int64_t>(wk.out_tile) * S * kTile;
 #pragma unroll
         for (int i = 0; i < NACC; ++i) acc[i] = 0.f;
         for (int zz = 0; zz < S; ++zz) bwg::add_part<NACC, WC * 32>(all + static_cast<int64_t>(zz) * kTile, acc);
         if (threadIdx.x == 0) counters[wk.out_tile] = 0;
+#ifdef MATE_PROBE
+        if (threadIdx.x == 0 && item == 0) probe[9] = 1;
+#endif
       } else if (wk.ce < C) {
         // A contributor (the head of this CTA's last tile, or a middle range): its slot, then the
         // signal; the tile's owner finishes it.
@@ -393,6 +461,14 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         bwg::store_part<NACC, WC * 32>(mine, acc);
         asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
         if (threadIdx.x == 0) split_arrive(counters + wk.out_tile);
+        release_x();
+#ifdef MATE_PROBE
+        if (probe != nullptr && threadIdx.x == 0 && item == 0) {
+          probe[6] = probe[7] = bwg::probe_clock();
+          probe[8] = bwg::probe_gtime();
+          probe[9] = 0;
+        }
+#endif
         continue;
       } else if (wk.cb > 0) {
         // The owner of a tile that earlier CTAs share: its own part plus their slots in CTA order
@@ -400,24 +476,55 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         // L2 round trips, 2x slower end to end).
         const int first = sk.cta_of(static_cast<int64_t>(wk.r - D) * SPT);
         if (threadIdx.x == 0) split_wait(counters + wk.out_tile, b - first);
+#ifdef MATE_PROBE
+        if (threadIdx.x == 0 && item == n_items - 1 && item == 0) probe[9] = 2;
+#endif
         asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
         for (int c = first; c < b; ++c) bwg::add_part<NACC, WC * 32>(part + static_cast<int64_t>(c) * kTile, acc);
       }
     }
-    const int n = wk.tile * TN + warp * 16 + g;
-    float b0 = 0.f, b1 = 0.f;
-    if (bias != nullptr) {
-      b0 = Num<T>::to_f(bias[n]);
-      b1 = Num<T>::to_f(bias[n + 8]);
-    }
-#pragma unroll
-    for (int i = 0; i < TM / 8; ++i) {
-#pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        const int tok = wk.mt * TM + 8 * i + 2 * ci + (r & 1);
-        if (tok < M) out[static_cast<int64_t>(tok) * N + n + ((r >> 1) << 3)] = Num<T>::from_f(acc[4 * i + r] + ((r >> 1) ? b1 : b0));
+    MATE_PROBE_AT(6, threadIdx.x == 0 && item == 0)
+    // Epilogue: the tile goes through the last stage's x boxes (TM rows of 256 bytes: 16-byte
+    // pieces swizzled by row so both the stmatrix rows and the row reads are conflict-free), then
+    // out in whole 16-byte pieces. Stored straight from the fragment, every 2-byte store wrote
+    // half a sector (features g and g + 8 of one token are in one lane): 1.7 / 4 us of a 128 /
+    // 256-token tile's ~16 / 25 us (bench/lab/probe_bwg.py, bench/NOTES.md session 9).
+    static_assert(TN * 2 <= CH * 128, "the output tile must fit the stage's x boxes");
+    {
+      const int n = warp * 16 + g;  // this lane's features in the tile: n, n + 8
+      float b0 = 0.f, b1 = 0.f;
+      if (bias != nullptr) {
+        b0 = Num<T>::to_f(bias[wk.tile * TN + n]);
+        b1 = Num<T>::to_f(bias[wk.tile * TN + n + 8]);
       }
+      const uint32_t ep = sbase + last_slot * kStage + kX;
+      // both warpgroups' wgmma reads of these boxes have retired (each waited for its own)
+      asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
+      const int k = lane >> 3, j = lane & 7;  // this lane addresses row j of matrix k
+#pragma unroll
+      for (int i = 0; i < TM / 8; i += 2) {
+        // matrices (i, features g), (i, g + 8), (i + 1, g), (i + 1, g + 8); tokens 8i + 2ci, +1
+        const uint32_t r[4] = {bwg::pack2<T>(acc[4 * i] + b0, acc[4 * i + 1] + b0), bwg::pack2<T>(acc[4 * i + 2] + b1, acc[4 * i + 3] + b1),
+                               bwg::pack2<T>(acc[4 * i + 4] + b0, acc[4 * i + 5] + b0), bwg::pack2<T>(acc[4 * i + 6] + b1, acc[4 * i + 7] + b1)};
+        const int row = 8 * (i + (k >> 1)) + j, piece = warp * 2 + (k & 1);
+        bwg::stmatrix_x4_trans(ep + row * 256 + ((piece ^ (row & 7)) << 4), r);
+      }
+      asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
+      T* const dst = out + static_cast<int64_t>(wk.mt) * TM * N + wk.tile * TN;
+      const int rows_here = min(TM, M - wk.mt * TM);
+#pragma unroll 4
+      for (int c = threadIdx.x; c < rows_here * 16; c += WC * 32) {
+        const int row = c >> 4, piece = c & 15;
+        *reinterpret_cast<uint4*>(dst + static_cast<int64_t>(row) * N + piece * 8) = bwg::lds128(ep + row * 256 + ((piece ^ (row & 7)) << 4));
+      }
+      release_x();
     }
+#ifdef MATE_PROBE
+    if (probe != nullptr && threadIdx.x == 0 && item == 0) {
+      probe[7] = bwg::probe_clock();
+      probe[8] = bwg::probe_gtime();
+    }
+#endif
   }  // items
 #else
   __trap();  // the planner never selects this family below sm_90a

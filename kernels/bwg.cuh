@@ -198,6 +198,8 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   // Stream-K only in the 128/256-token tiles: in the 16/32-token split variants its code cost
   // 2-3 % on even-split plans and stream-K itself won nothing there (bench/NOTES.md, session 8).
   constexpr bool kStreamK = kSplit && TM >= 128;
+  // The 128/256-token tiles stage their output through shared memory (the epilogue below).
+  constexpr bool kStagedOut = TM >= 128;
   const bool streamk = kStreamK && p.total_warps == 0;
   const int S = kSplit && !streamk ? p.total_warps : 1;  // even split: CTAs per tile
   // Stream-K: whole tiles [0, D), then units (stages) of tiles [D, NT) shared in ranges [u0, u1).
@@ -418,7 +420,10 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     // unreleased until the epilogue has staged the output tile there (below); a part that ends
     // without an epilogue releases them first.
     const uint32_t last_slot = (ring - 1) % P;
-    auto release_x = [&]() { release(emptyx0 + 8 * last_slot); };
+    if constexpr (!kStagedOut) release(emptyx0 + 8 * last_slot);
+    auto release_x = [&]() {
+      if constexpr (kStagedOut) release(emptyx0 + 8 * last_slot);
+    };
 
     // Accumulator fragment (kernels/wg.cuh): acc[4i + r] is feature row g (+8 for r >= 2) of this
     // warp's stripe, token 8i + 2ci (+1 for odd r).
@@ -488,9 +493,11 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     // pieces swizzled by row so both the stmatrix rows and the row reads are conflict-free), then
     // out in whole 16-byte pieces. Stored straight from the fragment, every 2-byte store wrote
     // half a sector (features g and g + 8 of one token are in one lane): 1.7 / 4 us of a 128 /
-    // 256-token tile's ~16 / 25 us (bench/lab/probe_bwg.py, bench/NOTES.md session 9).
+    // 256-token tile's ~16 / 25 us (bench/lab/probe_bwg.py, bench/NOTES.md session 9). The
+    // 16/32-token tiles (4-8 KB) keep the direct stores: staged, Llama-8B gate_up at M = 32 ran
+    // 8 % slower.
     static_assert(TN * 2 <= CH * 128, "the output tile must fit the stage's x boxes");
-    {
+    if constexpr (kStagedOut) {
       const int n = warp * 16 + g;  // this lane's features in the tile: n, n + 8
       float b0 = 0.f, b1 = 0.f;
       if (bias != nullptr) {
@@ -518,6 +525,21 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         *reinterpret_cast<uint4*>(dst + static_cast<int64_t>(row) * N + piece * 8) = bwg::lds128(ep + row * 256 + ((piece ^ (row & 7)) << 4));
       }
       release_x();
+    } else {
+      const int n = wk.tile * TN + warp * 16 + g;
+      float b0 = 0.f, b1 = 0.f;
+      if (bias != nullptr) {
+        b0 = Num<T>::to_f(bias[n]);
+        b1 = Num<T>::to_f(bias[n + 8]);
+      }
+#pragma unroll
+      for (int i = 0; i < TM / 8; ++i) {
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          const int tok = wk.mt * TM + 8 * i + 2 * ci + (r & 1);
+          if (tok < M) out[static_cast<int64_t>(tok) * N + n + ((r >> 1) << 3)] = Num<T>::from_f(acc[4 * i + r] + ((r >> 1) ? b1 : b0));
+        }
+      }
     }
 #ifdef MATE_PROBE
     if (probe != nullptr && threadIdx.x == 0 && item == 0) {

@@ -126,6 +126,22 @@ __device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, const uint32_t 
                : "memory");
 }
 
+// add_part over pieces [q0, q1) only (a slice of the tile: piece q holds rows 8q .. 8q + 7).
+template <int NACC, int kThreads>
+__device__ __forceinline__ void add_part_rows(const float* slot, float (&acc)[NACC], int q0, int q1) {
+  const float4* s = reinterpret_cast<const float4*>(slot) + threadIdx.x;
+#pragma unroll
+  for (int q = 0; q < NACC / 4; ++q) {
+    if (q >= q0 && q < q1) {
+      const float4 v = __ldcg(s + q * kThreads);
+      acc[4 * q] += v.x;
+      acc[4 * q + 1] += v.y;
+      acc[4 * q + 2] += v.z;
+      acc[4 * q + 3] += v.w;
+    }
+  }
+}
+
 #ifdef MATE_PROBE
 // Lab probe of where a split plan's time goes (bench/lab/probe_bwg.py; build with
 // MATE_KERNEL_FLAGS=-DMATE_PROBE, never in the library that ships): 16 u64 per CTA after the
@@ -427,13 +443,40 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
 
     // Accumulator fragment (kernels/wg.cuh): acc[4i + r] is feature row g (+8 for r >= 2) of this
     // warp's stripe, token 8i + 2ci (+1 for odd r).
+    // The token rows of the tile this CTA stores, in pieces of 8 (all but the sliced even split).
+    int q0 = 0, q1 = TM / 8;
     if constexpr (kSplit) {
       // Workspace (src/plan/mod.rs): fp32 partial tiles (even split: [tile][S]; stream-K: one
       // slot per CTA), then one counter per output tile.
       constexpr int kTile = TM * TN;
       float* const part = static_cast<float*>(p.workspace);
       int* const counters = reinterpret_cast<int*>(part + static_cast<int64_t>(streamk ? ctas : NT * S) * kTile);
-      if (!streamk) {
+      if (!streamk && kStagedOut && ctas == NT * S) {
+        // Sliced (kernels/split.cuh split_wait_all): the S parts of a tile end their mainloops
+        // within ~0.5 us of each other (bench/lab/probe_bwg.py), so rather than one last arriver
+        // reading all S partials through its SM (4-10 us at 128-256 tokens) and storing the whole
+        // tile, every part sums and stores token rows [8 q0, 8 q1) of it. Same sums, same order
+        // (0 + part 0 + ... + part S-1) as the ticket below. Every part is its own CTA here.
+        float* const all = part + static_cast<int64_t>(wk.out_tile) * S * kTile;
+        bwg::store_part<NACC, WC * 32>(all + static_cast<int64_t>(wk.z) * kTile, acc);
+        asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
+        if (threadIdx.x == 0) {
+          split_arrive(counters + wk.out_tile);
+          split_wait_all(counters + wk.out_tile, S);
+        }
+        asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
+        q0 = 2 * ((wk.z * (TM / 16)) / S);  // in pairs of pieces: the epilogue's stmatrix takes two
+        q1 = 2 * (((wk.z + 1) * (TM / 16)) / S);
+#pragma unroll
+        for (int q = 0; q < NACC / 4; ++q) {
+          if (q >= q0 && q < q1) acc[4 * q] = acc[4 * q + 1] = acc[4 * q + 2] = acc[4 * q + 3] = 0.f;
+        }
+        for (int zz = 0; zz < S; ++zz) bwg::add_part_rows<NACC, WC * 32>(all + static_cast<int64_t>(zz) * kTile, acc, q0, q1);
+        if (threadIdx.x == 0) split_leave(counters + wk.out_tile, S);
+#ifdef MATE_PROBE
+        if (threadIdx.x == 0 && item == 0) probe[9] = 3;
+#endif
+      } else if (!streamk) {
         float* mine = part + (static_cast<int64_t>(wk.out_tile) * S + wk.z) * kTile;
         bwg::store_part<NACC, WC * 32>(mine, acc);
         asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
@@ -510,6 +553,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
       const int k = lane >> 3, j = lane & 7;  // this lane addresses row j of matrix k
 #pragma unroll
       for (int i = 0; i < TM / 8; i += 2) {
+        if (i < q0 || i >= q1) continue;  // (q0, q1 even)
         // matrices (i, features g), (i, g + 8), (i + 1, g), (i + 1, g + 8); tokens 8i + 2ci, +1
         const uint32_t r[4] = {bwg::pack2<T>(acc[4 * i] + b0, acc[4 * i + 1] + b0), bwg::pack2<T>(acc[4 * i + 2] + b1, acc[4 * i + 3] + b1),
                                bwg::pack2<T>(acc[4 * i + 4] + b0, acc[4 * i + 5] + b0), bwg::pack2<T>(acc[4 * i + 6] + b1, acc[4 * i + 7] + b1)};
@@ -518,9 +562,9 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
       }
       asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
       T* const dst = out + static_cast<int64_t>(wk.mt) * TM * N + wk.tile * TN;
-      const int rows_here = min(TM, M - wk.mt * TM);
+      const int rows_here = min(8 * q1, M - wk.mt * TM);
 #pragma unroll 4
-      for (int c = threadIdx.x; c < rows_here * 16; c += WC * 32) {
+      for (int c = 128 * q0 + threadIdx.x; c < rows_here * 16; c += WC * 32) {
         const int row = c >> 4, piece = c & 15;
         *reinterpret_cast<uint4*>(dst + static_cast<int64_t>(row) * N + piece * 8) = bwg::lds128(ep + row * 256 + ((piece ^ (row & 7)) << 4));
       }

@@ -66,6 +66,26 @@ __device__ __forceinline__ void split_wait(int* counter, int parts) {
   *counter = 0;
 }
 
+// The sliced even split (bwg's 128/256-token tiles, every part its own resident CTA): each part
+// stores its partial and arrives (split_arrive), waits for all `parts` arrivals (split_wait_all),
+// sums its slice of the tile from every part's slot in split order and stores that slice, then
+// leaves (split_leave): the last to leave resets the counter for the next call. The parts wait
+// for each other, so they must all be resident: the caller checks that the grid has one CTA per
+// part (no co-residency beyond what the grid size gives).
+__device__ __forceinline__ void split_wait_all(const int* counter, int parts) {
+  int seen;
+  for (;;) {
+    asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(seen) : "l"(counter) : "memory");
+    if (seen >= parts) break;
+    __nanosleep(32);
+  }
+}
+__device__ __forceinline__ void split_leave(int* counter, int parts) {
+  int old;
+  asm volatile("atom.relaxed.gpu.global.add.s32 %0, [%1], 1;" : "=r"(old) : "l"(counter) : "memory");
+  if (old == 2 * parts - 1) *counter = 0;  // every part has arrived, waited and left
+}
+
 // Takes the ticket of `counter` and returns its previous value (the part is the last of `parts`
 // when it returns parts - 1).
 __device__ __forceinline__ int split_ticket(int* counter) {

@@ -451,12 +451,15 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
       constexpr int kTile = TM * TN;
       float* const part = static_cast<float*>(p.workspace);
       int* const counters = reinterpret_cast<int*>(part + static_cast<int64_t>(streamk ? ctas : NT * S) * kTile);
-      if (!streamk && kStagedOut && ctas == NT * S) {
+      if (!streamk && kStagedOut && ctas == NT * S && S >= 3) {
         // Sliced (kernels/split.cuh split_wait_all): the S parts of a tile end their mainloops
         // within ~0.5 us of each other (bench/lab/probe_bwg.py), so rather than one last arriver
         // reading all S partials through its SM (4-10 us at 128-256 tokens) and storing the whole
         // tile, every part sums and stores token rows [8 q0, 8 q1) of it. Same sums, same order
         // (0 + part 0 + ... + part S-1) as the ticket below. Every part is its own CTA here.
+        // From 3 parts: Llama-8B o / down at M = 128-256 (4 parts) 0.89-0.96x; in 2 parts over a
+        // long K (Llama-70B down, 112 stages a part) the parts' skew ate the saving (bench/NOTES.md
+        // session 9).
         float* const all = part + static_cast<int64_t>(wk.out_tile) * S * kTile;
         bwg::store_part<NACC, WC * 32>(all + static_cast<int64_t>(wk.z) * kTile, acc);
         asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");

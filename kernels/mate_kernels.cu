@@ -6,6 +6,7 @@
 #include "wg.cuh"
 #include "bulk.cuh"
 #include "bwg.cuh"
+#include "gather.cuh"
 
 #define MATE_DT_f16 __half
 #define MATE_DT_bf16 __nv_bfloat16
@@ -34,3 +35,10 @@
   }
 #include "variants.def"
 #undef MATE_VARIANT
+
+// Not a variant: the act-order gather of x that precedes a bwg launch (kernels/gather.cuh;
+// src/device/mod.rs launches it, 256 threads a block, one thread per 8 elements).
+extern "C" __global__ void __launch_bounds__(256) mate_gather_x(const uint16_t* x, int64_t x_row_stride, const int32_t* perm, uint16_t* dst,
+                                                               int M, int K, uint32_t nan_bits) {
+  mate::gather_x_body(x, x_row_stride, perm, dst, M, K, nan_bits);
+}

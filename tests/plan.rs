@@ -286,9 +286,24 @@ fn wgmma_routing_above_m16_is_pinned() {
         // above 64 tokens: bwg wherever it serves (bwg_routing_is_pinned), else wg
         let f = VARIANTS[plan(&problem(65, k, n, 128, false, DType::F16), &caps).unwrap().variant].family;
         assert_eq!(f, Family::Bwg, "M=65 K={k} N={n}");
+        // act order above 64 tokens: bwg on a copy of x gathered into the workspace (after the
+        // split's slots), measured 10-15x faster than wg's in-loop gather (bench/NOTES.md session 9)
         let mut act = problem(65, k, n, 128, false, DType::F16);
         act.meta = FrameMeta::new(k, n, 128, false, true).unwrap();
-        assert_eq!(VARIANTS[plan(&act, &caps).unwrap().variant].family, Family::Wg, "act order M=65 K={k} N={n}");
+        let pa = plan(&act, &caps).unwrap();
+        assert_eq!(VARIANTS[pa.variant].family, Family::Bwg, "act order M=65 K={k} N={n}");
+        let at = pa.x_gather_at.expect("act-order bwg plans gather x");
+        let plain = plan(&problem(65, k, n, 128, false, DType::F16), &caps).unwrap();
+        assert_eq!(plain.x_gather_at, None);
+        assert_eq!(at, (plain.workspace_bytes + 255) / 256 * 256, "the gathered copy follows the split's workspace");
+        assert_eq!(pa.workspace_bytes, at + (65 * k * 2 + 255) / 256 * 256, "K={k} N={n}");
+    }
+    // where bwg does not serve (N % 128 != 0) and at decode sizes, act order stays on wg's gather
+    for (m, n) in [(65, 320), (64, 4096)] {
+        let mut act = problem(m, 4096, n, 128, false, DType::F16);
+        act.meta = FrameMeta::new(4096, n, 128, false, true).unwrap();
+        let pa = plan(&act, &caps).unwrap();
+        assert_eq!((VARIANTS[pa.variant].family, pa.x_gather_at), (Family::Wg, None), "act order M={m} N={n}");
     }
 }
 

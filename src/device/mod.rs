@@ -47,6 +47,21 @@ pub fn launch(p: &Problem, plan: &Plan, call: &GemmCall) -> Result<()> {
         total_warps: plan.total_warps as i32,
         max_seg: plan.max_seg as i32,
     };
+    // bwg with act order: x gathered by the permutation into the workspace first (a plain launch
+    // after the previous kernel; the GEMM's programmatic launch then overlaps its prologue with
+    // the gather), and the GEMM reads that copy (row stride K) as its x.
+    let gathered;
+    let p = if let Some(at) = plan.x_gather_at {
+        let dst = (call.workspace.data as usize + at as usize) as *mut c_void;
+        gather_x(d, dev, p, &params, dst, call.stream as driver::CuStream)?;
+        params.x = dst;
+        params.x_row_stride = p.k();
+        params.perm = std::ptr::null();
+        gathered = Problem { x_row_stride: p.k(), ..*p };
+        &gathered
+    } else {
+        p
+    };
     // Arguments per family (kernels/mate_kernels.cu MATE_ARGS_*): wg and bwg also take x's
     // tensor map.
     let v = &VARIANTS[plan.variant];
@@ -55,7 +70,10 @@ pub fn launch(p: &Problem, plan: &Plan, call: &GemmCall) -> Result<()> {
             let (a, path) = tma::wg_x_arg(d, p, params.x, call.perm.present, v.tm)?;
             (Some(a), Some(path))
         }
-        Family::Bwg => (Some(tma::bwg_x_arg(d, p, params.x, v.tm)?), Some(tma::XPath::Tma)),
+        Family::Bwg => {
+            let path = if plan.x_gather_at.is_some() { tma::XPath::GatheredTma } else { tma::XPath::Tma };
+            (Some(tma::bwg_x_arg(d, p, params.x, v.tm)?), Some(path))
+        }
         _ => (None, None),
     };
     let mut args = [&mut params as *mut GemmParams as *mut c_void, std::ptr::null_mut()];
@@ -85,6 +103,36 @@ pub fn launch(p: &Problem, plan: &Plan, call: &GemmCall) -> Result<()> {
     driver::check(d, rc, if pdl { "cuLaunchKernelEx" } else { "cuLaunchKernel" })?;
     launch_log::record(plan, x_path, pdl);
     Ok(())
+}
+
+/// kernels/gather.cuh: dst[m][k] = x[m][perm[k]] for the call's M x K activations (2-byte
+/// elements); a perm entry outside [0, K) gives NaN, as the in-loop gathers of the other families.
+fn gather_x(d: &driver::Driver, dev: &registry::DeviceState, p: &Problem, params: &GemmParams, dst: *mut c_void, stream: driver::CuStream) -> Result<()> {
+    const THREADS: u32 = 256;
+    let pieces = p.m * (p.k() / 8);
+    let blocks = u32::try_from((pieces + THREADS as i64 - 1) / THREADS as i64)
+        .map_err(|_| crate::error::arg_err("x", format!("M = {}, K = {}", p.m, p.k()), "too many elements to gather for act order"))?;
+    let mut x = params.x;
+    let mut stride = params.x_row_stride;
+    let mut perm = params.perm;
+    let mut dst = dst;
+    let mut m = params.m;
+    let mut k = params.k;
+    // a quiet NaN of the activation dtype (the frame's dtypes: fp16, bf16)
+    let mut nan: u32 = if p.dtype == crate::tensor::DType::BF16 { 0x7FC0 } else { 0x7E00 };
+    let mut args: [*mut c_void; 7] = [
+        &mut x as *mut _ as *mut c_void,
+        &mut stride as *mut _ as *mut c_void,
+        &mut perm as *mut _ as *mut c_void,
+        &mut dst as *mut _ as *mut c_void,
+        &mut m as *mut _ as *mut c_void,
+        &mut k as *mut _ as *mut c_void,
+        &mut nan as *mut _ as *mut c_void,
+    ];
+    let rc = unsafe {
+        (d.cuLaunchKernel)(dev.gather_x, blocks, 1, 1, THREADS, 1, 1, 0, stream, args.as_mut_ptr(), std::ptr::null_mut())
+    };
+    driver::check(d, rc, "cuLaunchKernel(mate_gather_x)")
 }
 
 /// Launches with programmatic stream serialization: the grid may start while the previous kernel

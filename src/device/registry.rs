@@ -17,6 +17,8 @@ pub struct DeviceState {
     ctx: CuContext,
     _module: CuModule,
     functions: Vec<CuFunction>,
+    /// kernels/gather.cuh: act-order x gathered into the workspace ahead of a bwg launch.
+    pub gather_x: CuFunction,
     pub caps: Caps,
     pub capability: (i32, i32),
 }
@@ -102,10 +104,12 @@ fn load(index: i32) -> Result<DeviceState> {
         functions.push(f);
         occupancy.push(blocks.max(1));
     }
+    let mut gather_x: CuFunction = std::ptr::null_mut();
+    driver::check(d, unsafe { (d.cuModuleGetFunction)(&mut gather_x, module, c"mate_gather_x".as_ptr()) }, "cuModuleGetFunction(mate_gather_x)")?;
     if prev != ctx && !prev.is_null() {
         driver::check(d, unsafe { (d.cuCtxSetCurrent)(prev) }, "cuCtxSetCurrent")?;
     }
-    Ok(DeviceState { ctx, _module: module, functions, caps: Caps { sm_count: sm_count as i64, occupancy, wgmma: capability == (9, 0) }, capability })
+    Ok(DeviceState { ctx, _module: module, functions, gather_x, caps: Caps { sm_count: sm_count as i64, occupancy, wgmma: capability == (9, 0) }, capability })
 }
 
 /// The loaded state of CUDA device `index` (loads on first use).

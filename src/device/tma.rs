@@ -24,7 +24,7 @@ pub struct WgXArg {
 // Must equal the static_assert in kernels/wg.cuh.
 const _: () = assert!(std::mem::size_of::<WgXArg>() == 192 && std::mem::align_of::<WgXArg>() == 64);
 
-/// How a wg launch brings x into shared memory.
+/// How a wg or bwg launch brings x into shared memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum XPath {
     /// One TMA tensor copy per chunk.
@@ -33,6 +33,9 @@ pub enum XPath {
     CpAsync(&'static str),
     /// Act order: the columns are gathered through perm (no TMA, no cp.async).
     Gather,
+    /// Act order (bwg): x gathered into the workspace by a kernel of its own, then TMA boxes of
+    /// that copy (src/device/mod.rs).
+    GatheredTma,
 }
 
 impl XPath {
@@ -42,6 +45,7 @@ impl XPath {
             XPath::Tma => "tma".into(),
             XPath::CpAsync(why) => format!("cp_async:{why}"),
             XPath::Gather => "gather".into(),
+            XPath::GatheredTma => "gathered+tma".into(),
         }
     }
 }

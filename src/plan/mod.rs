@@ -64,6 +64,9 @@ pub struct Plan {
     /// (grid.z), bulk's and bwg's CTAs per tile (rounded up where stream-K ranges span tiles), 1
     /// for whole-K plans.
     pub split: i64,
+    /// bwg with act order: the byte offset in the workspace of the gathered copy of x (M x K,
+    /// kernels/gather.cuh), which the launcher fills before the GEMM and passes as its x.
+    pub x_gather_at: Option<i64>,
 }
 
 /// dec: a warp should stream at least this many units, or its fixed costs dominate.
@@ -173,8 +176,9 @@ pub fn serves(v: &Variant, p: &Problem) -> bool {
             Family::Dect => p.m <= v.tm as i64,
             // Activation rows are bulk-copied (a gather is not): no act order, no shard frames.
             Family::Bulk => p.m <= v.tm as i64 && !p.meta.has_perm && (v.pre || p.meta.group() % 64 == 0),
-            // x arrives in TMA boxes (no gather); pre-scale serves every group size.
-            Family::Bwg => !p.meta.has_perm,
+            // x arrives in TMA boxes; act order above the decode sizes through a gathered copy
+            // (Plan::x_gather_at). Pre-scale serves every group size.
+            Family::Bwg => !p.meta.has_perm || p.m > DEC_MAX_M,
             Family::Wmma | Family::Wg => true,
         }
 }
@@ -471,10 +475,12 @@ pub fn prefer_wgmma(p: &Problem) -> bool {
 /// (its 64-token tile: 47 vs 63 us on Llama-8B gate_up at M = 48). Above 64 tokens (128/256-token
 /// tiles, results/2026-11-29-prefill-bwg-sweep.json, -bwg-sweep-m48-96.json) it beats wg by up to
 /// 1.3x at M = 96-256 (Llama-70B down M = 96: 119 vs 155 us; Llama-8B o M = 128: 18.0 vs 22.3)
-/// and is within +-10 % of it at M = 1024-4096 (geomean 0.99x of wg's time). No act order.
+/// and is within +-10 % of it at M = 1024-4096 (geomean 0.99x of wg's time). Act order only above
+/// 64 tokens, through a gathered copy of x (wg's in-loop gather: 10-15x slower at M = 128-1024,
+/// bench/NOTES.md session 9).
 pub fn prefer_bwg(p: &Problem, sms: i64) -> bool {
     let weights = p.k() * p.n();
-    !p.meta.has_perm
+    (!p.meta.has_perm || p.m > DEC_MAX_M)
         && p.n() % 128 == 0
         && match p.m {
             2..=16 => {
@@ -680,6 +686,13 @@ fn plan_uncached(p: &Problem, caps: &Caps, sms: i64, forced: Option<String>) -> 
             ([tiles[0], tiles[1], split], wg_band(p, v, tiles[0]), 0, ws, split)
         }
     };
+    // bwg with act order: x gathered into the workspace after the split's region.
+    let (workspace_bytes, x_gather_at) = if v.family == Family::Bwg && p.meta.has_perm {
+        let at = (workspace_bytes + 255) / 256 * 256;
+        (at + (p.m * p.k() * p.dtype.size() as i64 + 255) / 256 * 256, Some(at))
+    } else {
+        (workspace_bytes, None)
+    };
     if grid[0] > i32::MAX as i64 || grid[1] > 65535 || grid[2] > 65535 {
         return Err(arg_err("x", format!("M = {}, N = {}", p.m, p.n()), "too many tiles for one launch"));
     }
@@ -693,5 +706,6 @@ fn plan_uncached(p: &Problem, caps: &Caps, sms: i64, forced: Option<String>) -> 
         max_seg,
         workspace_bytes,
         split,
+        x_gather_at,
     })
 }

@@ -168,3 +168,32 @@ def test_routed_bwg_launches_take_x_by_tma_and_replay_new_x(M, force):
     total, col = errors(out[0], reference(ck, x, None))
     assert total <= BOUND[torch.float16] and col <= 5 * BOUND[torch.float16]
     assert_replay_reads_new_x(x, fr, out[0])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("M,dtype,g", [(100, torch.float16, 128), (300, torch.bfloat16, 64)])
+def test_act_order_prefill_gathers_x_for_bwg(M, dtype, g):
+    """Act order above 64 tokens (src/plan/mod.rs prefer_bwg): x gathered by perm into the
+    workspace (kernels/gather.cuh), then bwg's TMA boxes over that copy. The launch log names the
+    path; the result matches the float64 reference and equals, bit for bit, the same frame without
+    act order called on x gathered by torch; a graph replay gathers the captured x's new rows."""
+    K, N = 1536, 2048
+    ck = random_gptq(K, N, g, False, dtype, "cuda", desc_act=True)
+    fr = frame_from_gptq_v2(ck)
+    x = torch.randn(M, K, device="cuda").to(dtype)
+    out = [None]
+
+    def call():
+        out[0] = run_out(x, fr)
+
+    (rec,) = records(call)
+    assert "_bwg_" in rec["kernel"] and rec["x"] == "gathered+tma", rec
+    total, col = errors(out[0], reference(ck, x, None))
+    assert total <= BOUND[dtype] and col <= 5 * BOUND[dtype], (total, col)
+    plain_meta = torch.ops.mate.frame_meta(K, N, g, True, False)
+    plain = torch.full_like(out[0], float("nan"))
+    xg = x[:, fr.perm.long()].contiguous()
+    (rec2,) = records(lambda: torch.ops.mate.w4a16_gemm.out(xg, fr.qweight, plain_meta, fr.scales, fr.zeros, None, None, fr.group_size, out=plain))
+    assert rec2["kernel"] == rec["kernel"] and rec2["x"] == "tma", rec2
+    assert torch.equal(plain, out[0])
+    assert_replay_reads_new_x(x, fr, out[0])

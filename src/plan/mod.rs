@@ -1,8 +1,8 @@
 //! The planner: which compiled variant serves a problem, with what grid, and how much workspace.
 //! Families are routed by M and size: on Hopper `Bwg` (bulk copies feeding wgmma, persistent grid)
 //! wherever [`prefer_bwg`] says (M > 64, M = 17-32 on layers of 2^23 weights or more, some small
-//! layers at M = 2-16; never act order); then `Wg` (wgmma, token tile and K split from the cost
-//! model in [`cost`]) wherever [`prefer_wgmma`] says (M > 64, or M > 16 on layers of 2^23 weights
+//! layers at M = 2-16; act order only above 64 tokens, through a gathered x); then `Wg` (wgmma,
+//! token tile and K split from the cost model in [`cost`]) wherever [`prefer_wgmma`] says (M > 64, or M > 16 on layers of 2^23 weights
 //! or more); on Hopper at M <= 16 `Bulk` (bulk copies, persistent grid) wherever [`prefer_bulk`] says;
 //! elsewhere, for M <= 64, the decode families (`Dect`, CTA tiles, where its CTAs fill the
 //! SMs — [`prefer_cta_tiles`]; else `Dec`, persistent warps with an optional split); above 64 on

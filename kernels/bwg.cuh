@@ -96,18 +96,6 @@ __device__ __forceinline__ void store_part(float* slot, const float (&acc)[NACC]
 #pragma unroll
   for (int q = 0; q < NACC / 4; ++q) d[q * kThreads] = make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]);
 }
-template <int NACC, int kThreads>
-__device__ __forceinline__ void add_part(const float* slot, float (&acc)[NACC]) {
-  const float4* s = reinterpret_cast<const float4*>(slot) + threadIdx.x;
-#pragma unroll
-  for (int q = 0; q < NACC / 4; ++q) {
-    const float4 v = __ldcg(s + q * kThreads);
-    acc[4 * q] += v.x;
-    acc[4 * q + 1] += v.y;
-    acc[4 * q + 2] += v.z;
-    acc[4 * q + 3] += v.w;
-  }
-}
 
 // Two outputs -> one b16x2 register (lo in the low half), rounded as Num<T>::from_f.
 template <typename T>
@@ -126,7 +114,8 @@ __device__ __forceinline__ void stmatrix_x4_trans(uint32_t addr, const uint32_t 
                : "memory");
 }
 
-// add_part over pieces [q0, q1) only (a slice of the tile: piece q holds rows 8q .. 8q + 7).
+// Adds a slot's pieces [q0, q1) (piece q holds the tile's token rows 8q .. 8q + 7) to acc;
+// add_part: all of them.
 template <int NACC, int kThreads>
 __device__ __forceinline__ void add_part_rows(const float* slot, float (&acc)[NACC], int q0, int q1) {
   const float4* s = reinterpret_cast<const float4*>(slot) + threadIdx.x;
@@ -140,6 +129,10 @@ __device__ __forceinline__ void add_part_rows(const float* slot, float (&acc)[NA
       acc[4 * q + 3] += v.w;
     }
   }
+}
+template <int NACC, int kThreads>
+__device__ __forceinline__ void add_part(const float* slot, float (&acc)[NACC]) {
+  add_part_rows<NACC, kThreads>(slot, acc, 0, NACC / 4);
 }
 
 #ifdef MATE_PROBE

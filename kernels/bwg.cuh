@@ -345,6 +345,13 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     mbar_arrive(bar);
   };
   int ring = 0;
+  // The ping-pong order of the two consumer warpgroups' wgmma issue (named barriers 2 and 3; 1 is
+  // the consumers' CTA-wide barrier), 256-token tiles: Llama shapes at M = 256 / 1024 / 4096
+  // 0.981 / 0.979 / 0.976x; on the 128-token tile (M = 128) 1.009x, so not there
+  // (bench/NOTES.md session 10).
+  constexpr bool kPingPong = kRegs && WC == 8 && TM == 256;
+  const int wgi = warp >> 2;
+  int issued = 0;  // chunks this warpgroup has issued (warpgroup 0 waits from its second on)
   // One A register set: the register-operand rule of kernels/wg.cuh makes each chunk wait for the
   // previous chunk's wgmma before dequantizing (`wait_group 0`); the other warpgroup and CTA
   // overlap it. Two sets alternating by chunk (`wait_group 1`) measured 5-10 % slower, and ptxas
@@ -415,11 +422,29 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         }
         if (j == 0) mbar_wait(fullx0 + 8 * slot, (ring / P) & 1);  // only the wgmma reads x
         MATE_PROBE_AT(4, threadIdx.x == 0 && ring == 0 && j == 0)
+        // Ping-pong: warpgroup 1 issues chunk c after warpgroup 0 has issued it, warpgroup 0 issues
+        // chunk c + 1 after warpgroup 1 has issued c, so one warpgroup dequantizes while the other's
+        // wgmma runs instead of both waiting for the same stage and dequantizing at once.
+        if constexpr (kPingPong) {
+          if (wgi == 1) {
+            asm volatile("bar.sync 3, 256;" ::: "memory");
+          } else if (issued > 0) {
+            asm volatile("bar.sync 2, 256;" ::: "memory");
+          }
+        }
         fence();
 #pragma unroll
         for (int s = 0; s < 4; ++s)
           Wgmma<T, TM>::run(acc, a[s], desc_sw128(st + kX + j * (TM * 128) + s * 32), (it == 0 && j == 0 && s == 0) ? 0 : 1);
         commit();
+        if constexpr (kPingPong) {
+          if (wgi == 0) {
+            asm volatile("bar.arrive 3, 256;" ::: "memory");
+          } else {
+            asm volatile("bar.arrive 2, 256;" ::: "memory");
+          }
+          ++issued;
+        }
       }
     }
     wait0();
@@ -588,6 +613,10 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     }
 #endif
   }  // items
+  // Warpgroup 1's last arrival on barrier 2 has no wait of warpgroup 0's behind it: take it.
+  if constexpr (kPingPong) {
+    if (wgi == 0 && issued > 0) asm volatile("bar.sync 2, 256;" ::: "memory");
+  }
 #else
   __trap();  // the planner never selects this family below sm_90a
 #endif

@@ -105,13 +105,32 @@ pub fn launch(p: &Problem, plan: &Plan, call: &GemmCall) -> Result<()> {
     Ok(())
 }
 
+/// kernels/gather.cuh gather_x_rows: the largest K (perm and two rows in shared memory).
+pub const GATHER_ROWS_MAX_K: i64 = 37888;
+/// kernels/gather.cuh gather_rows_smem(): dynamic shared memory of gather_x_rows for `k`.
+pub const fn gather_rows_smem(k: i64) -> i64 {
+    6 * k + 16
+}
+
 /// kernels/gather.cuh: dst[m][k] = x[m][perm[k]] for the call's M x K activations (2-byte
 /// elements); a perm entry outside [0, K) gives NaN, as the in-loop gathers of the other families.
+/// Through shared memory where K, x's alignment and the device allow (gather_x_rows: persistent
+/// CTAs, several a SM, at least four rows a CTA where there are more rows than SMs), else one
+/// thread per 8 elements from global memory (gather_x_body).
 fn gather_x(d: &driver::Driver, dev: &registry::DeviceState, p: &Problem, params: &GemmParams, dst: *mut c_void, stream: driver::CuStream) -> Result<()> {
     const THREADS: u32 = 256;
-    let pieces = p.m * (p.k() / 8);
-    let blocks = u32::try_from((pieces + THREADS as i64 - 1) / THREADS as i64)
-        .map_err(|_| crate::error::arg_err("x", format!("M = {}, K = {}", p.m, p.k()), "too many elements to gather for act order"))?;
+    let smem = gather_rows_smem(p.k());
+    let rows_ok = p.k() <= GATHER_ROWS_MAX_K && smem <= dev.gather_rows_smem_max && params.x as usize % 16 == 0 && p.x_row_stride % 8 == 0 && params.perm as usize % 16 == 0;
+    let (func, blocks, smem) = if rows_ok {
+        let per_sm = (dev.smem_per_sm / (smem + 1024)).clamp(1, 8); // 1 KB a CTA reserved by the driver
+        let sms = dev.caps.sm_count;
+        (dev.gather_x_rows, p.m.min(sms.max((p.m + 3) / 4)).min(sms * per_sm) as u32, smem as u32)
+    } else {
+        let pieces = p.m * (p.k() / 8);
+        let blocks = u32::try_from((pieces + THREADS as i64 - 1) / THREADS as i64)
+            .map_err(|_| crate::error::arg_err("x", format!("M = {}, K = {}", p.m, p.k()), "too many elements to gather for act order"))?;
+        (dev.gather_x, blocks, 0)
+    };
     let mut x = params.x;
     let mut stride = params.x_row_stride;
     let mut perm = params.perm;
@@ -130,9 +149,9 @@ fn gather_x(d: &driver::Driver, dev: &registry::DeviceState, p: &Problem, params
         &mut nan as *mut _ as *mut c_void,
     ];
     let rc = unsafe {
-        (d.cuLaunchKernel)(dev.gather_x, blocks, 1, 1, THREADS, 1, 1, 0, stream, args.as_mut_ptr(), std::ptr::null_mut())
+        (d.cuLaunchKernel)(func, blocks, 1, 1, THREADS, 1, 1, smem, stream, args.as_mut_ptr(), std::ptr::null_mut())
     };
-    driver::check(d, rc, "cuLaunchKernel(mate_gather_x)")
+    driver::check(d, rc, if rows_ok { "cuLaunchKernel(mate_gather_x_rows)" } else { "cuLaunchKernel(mate_gather_x)" })
 }
 
 /// Launches with programmatic stream serialization: the grid may start while the previous kernel

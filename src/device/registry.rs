@@ -17,8 +17,13 @@ pub struct DeviceState {
     ctx: CuContext,
     _module: CuModule,
     functions: Vec<CuFunction>,
-    /// kernels/gather.cuh: act-order x gathered into the workspace ahead of a bwg launch.
+    /// kernels/gather.cuh: act-order x gathered into the workspace ahead of a bwg launch, from
+    /// global memory (any K, any row stride) or through shared memory (gather_x_rows).
     pub gather_x: CuFunction,
+    pub gather_x_rows: CuFunction,
+    /// Shared memory per SM, and gather_x_rows' dynamic shared memory limit (0: not usable here).
+    pub smem_per_sm: i64,
+    pub gather_rows_smem_max: i64,
     pub caps: Caps,
     pub capability: (i32, i32),
 }
@@ -106,10 +111,29 @@ fn load(index: i32) -> Result<DeviceState> {
     }
     let mut gather_x: CuFunction = std::ptr::null_mut();
     driver::check(d, unsafe { (d.cuModuleGetFunction)(&mut gather_x, module, c"mate_gather_x".as_ptr()) }, "cuModuleGetFunction(mate_gather_x)")?;
+    let mut gather_x_rows: CuFunction = std::ptr::null_mut();
+    driver::check(
+        d,
+        unsafe { (d.cuModuleGetFunction)(&mut gather_x_rows, module, c"mate_gather_x_rows".as_ptr()) },
+        "cuModuleGetFunction(mate_gather_x_rows)",
+    )?;
+    let smem_per_sm = attr(driver::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)? as i64;
+    // gather_x_rows needs sm_90 (bulk copies); its shared memory grows with K (6 K bytes)
+    let gather_rows_smem_max = if capability.0 >= 9 {
+        let limit = (attr(driver::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)? as i64).min(crate::device::gather_rows_smem(crate::device::GATHER_ROWS_MAX_K));
+        driver::check(
+            d,
+            unsafe { (d.cuFuncSetAttribute)(gather_x_rows, driver::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, limit as i32) },
+            "cuFuncSetAttribute(mate_gather_x_rows, MAX_DYNAMIC_SHARED_SIZE_BYTES)",
+        )?;
+        limit
+    } else {
+        0
+    };
     if prev != ctx && !prev.is_null() {
         driver::check(d, unsafe { (d.cuCtxSetCurrent)(prev) }, "cuCtxSetCurrent")?;
     }
-    Ok(DeviceState { ctx, _module: module, functions, gather_x, caps: Caps { sm_count: sm_count as i64, occupancy, wgmma: capability == (9, 0) }, capability })
+    Ok(DeviceState { ctx, _module: module, functions, gather_x, gather_x_rows, smem_per_sm, gather_rows_smem_max, caps: Caps { sm_count: sm_count as i64, occupancy, wgmma: capability == (9, 0) }, capability })
 }
 
 /// The loaded state of CUDA device `index` (loads on first use).

@@ -171,13 +171,17 @@ def test_routed_bwg_launches_take_x_by_tma_and_replay_new_x(M, force):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("M,dtype,g", [(100, torch.float16, 128), (300, torch.bfloat16, 64)])
-def test_act_order_prefill_gathers_x_for_bwg(M, dtype, g):
+@pytest.mark.parametrize("M,dtype,g,K", [(100, torch.float16, 128, 1536), (300, torch.bfloat16, 64, 1536),
+                                         (700, torch.float16, 128, 1536), (100, torch.bfloat16, 128, 38912)])
+def test_act_order_prefill_gathers_x_for_bwg(M, dtype, g, K):
     """Act order above 64 tokens (src/plan/mod.rs prefer_bwg): x gathered by perm into the
     workspace (kernels/gather.cuh), then bwg's TMA boxes over that copy. The launch log names the
     path; the result matches the float64 reference and equals, bit for bit, the same frame without
-    act order called on x gathered by torch; a graph replay gathers the captured x's new rows."""
-    K, N = 1536, 2048
+    act order called on x gathered by torch; a graph replay gathers the captured x's new rows.
+    Both gathers (src/device/mod.rs gather_x): through shared memory (M = 100: a row a CTA; 300,
+    700: several, the next row's copy in flight) and from global memory (K = 38912, past the
+    shared-memory gather's limit)."""
+    N = 2048
     ck = random_gptq(K, N, g, False, dtype, "cuda", desc_act=True)
     fr = frame_from_gptq_v2(ck)
     x = torch.randn(M, K, device="cuda").to(dtype)

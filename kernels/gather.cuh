@@ -5,10 +5,11 @@
 // A perm entry outside [0, K) yields NaN (nan_bits), as in the other families (the host checks
 // perm first).
 //
-// gather_x_rows (Hopper; K <= kGatherRowsMaxK, x and perm 16-byte aligned): persistent CTAs over rows.
+// gather_x_rows (Hopper; K <= GATHER_ROWS_MAX_K, x and perm 16-byte aligned): persistent CTAs over rows.
 // perm goes to shared memory once per CTA (as 16-bit indices), each row arrives by one bulk copy
 // into one of two row buffers (the next row's copy in flight while this one is gathered), and each
-// thread gathers 8 consecutive k from shared memory and stores 16 bytes. gather_x_body (any K, any
+// thread gathers 8 consecutive k from shared memory and stores 16 bytes (0.95-1.22x the GEMM's time
+// without act order on the Llama shapes at M = 128-4096, bench/NOTES.md session 10). gather_x_body (any K, any
 // row stride): one thread per 8 consecutive k of one row, 8 gathered 2-byte loads from global
 // memory: a warp's 32 random loads touch ~28 lines of the row, so the loads cost L1 wavefronts,
 // not bytes (1.04-1.32x the GEMM's time without act order at M = 128-4096, bench/NOTES.md).
@@ -37,10 +38,10 @@ __device__ __forceinline__ void gather_x_body(const uint16_t* __restrict__ x, in
   *reinterpret_cast<uint4*>(dst + static_cast<int64_t>(m) * K + k0) = make_uint4(w[0], w[1], w[2], w[3]);
 }
 
-// Shared memory of gather_x_rows: perm (K x 2 bytes), two rows (2 x K x 2), two mbarriers.
-// Mirrored by GATHER_ROWS_MAX_K / gather_rows_smem in src/device/mod.rs.
-constexpr int kGatherRowsMaxK = 37888;
-__host__ __device__ constexpr int gather_rows_smem(int K) { return 6 * K + 16; }
+// Shared memory of gather_x_rows: perm as 16-bit indices (K x 2 bytes; 0xFFFF marks an entry
+// outside [0, K), so K < 65535), two row buffers (2 x K x 2), two mbarriers: 6 K + 16 bytes.
+// Mirrored by gather_rows_smem in src/device/mod.rs, which also keeps K within the device's
+// shared memory (GATHER_ROWS_MAX_K).
 
 __device__ __forceinline__ void gather_x_rows(const uint16_t* x, int64_t x_row_stride, const int32_t* __restrict__ perm,
                                               uint16_t* __restrict__ dst, int M, int K, uint32_t nan_bits) {

@@ -105,18 +105,20 @@ pub fn launch(p: &Problem, plan: &Plan, call: &GemmCall) -> Result<()> {
     Ok(())
 }
 
-/// kernels/gather.cuh gather_x_rows: the largest K (perm and two rows in shared memory).
+/// kernels/gather.cuh gather_x_rows: the largest K (perm and two rows in the H200's 227 KB of
+/// shared memory a CTA; its 16-bit perm indices would allow up to 65534).
 pub const GATHER_ROWS_MAX_K: i64 = 37888;
-/// kernels/gather.cuh gather_rows_smem(): dynamic shared memory of gather_x_rows for `k`.
+/// kernels/gather.cuh gather_x_rows' shared-memory layout: dynamic bytes for `k`.
 pub const fn gather_rows_smem(k: i64) -> i64 {
     6 * k + 16
 }
 
 /// kernels/gather.cuh: dst[m][k] = x[m][perm[k]] for the call's M x K activations (2-byte
 /// elements); a perm entry outside [0, K) gives NaN, as the in-loop gathers of the other families.
-/// Through shared memory where K, x's alignment and the device allow (gather_x_rows: persistent
-/// CTAs, several a SM, at least four rows a CTA where there are more rows than SMs), else one
-/// thread per 8 elements from global memory (gather_x_body).
+/// Through shared memory where K, x's and perm's alignment and the device allow (gather_x_rows:
+/// persistent CTAs, several a SM: a CTA a row up to the SM count, then max(SMs, M / 4) CTAs;
+/// four rows a CTA from the start measured 1.05-1.10x slower at M = 128-256), else one thread per
+/// 8 elements from global memory (gather_x_body).
 fn gather_x(d: &driver::Driver, dev: &registry::DeviceState, p: &Problem, params: &GemmParams, dst: *mut c_void, stream: driver::CuStream) -> Result<()> {
     const THREADS: u32 = 256;
     let smem = gather_rows_smem(p.k());

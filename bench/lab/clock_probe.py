@@ -1,7 +1,7 @@
 """Lab: the SM clock and power while one GEMM runs back to back (is prefill clock/power bound?).
 On the GPU machine, from the repo root:
-    MATE_LIBRARY=$PWD/target/release/libmate.so python3 bench/lab/clock_probe.py K N M
-Runs mate (g128 sym fp16, random frame) and cuBLAS fp16 (F.linear) ~3 s each, NVML samples every
+    MATE_LIBRARY=$PWD/target/release/libmate.so python3 bench/lab/clock_probe.py K N M [ARMS]
+(ARMS: a comma list of mate, fp16; both by default). Runs mate (g128 sym fp16, random frame) and cuBLAS fp16 (F.linear) ~3 s each, NVML samples every
 20 ms in a thread; prints per arm: median SM clock (MHz), median power (W), us per call (events)."""
 import statistics
 import sys
@@ -30,6 +30,8 @@ arms = {
     "mate": lambda: torch.ops.mate.w4a16_gemm.out(x, qw, meta, s, None, None, None, 128, workspace=ws, out=out),
     "fp16": lambda: torch.nn.functional.linear(x, w16),
 }
+if len(sys.argv) > 4:
+    arms = {a: arms[a] for a in sys.argv[4].split(",")}
 pynvml.nvmlInit()
 h = pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
 for name, fn in arms.items():

@@ -11,25 +11,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "torch_ops"), str(ROOT / "tests" / "python")]
+sys.path.insert(0, str(ROOT / "bench"))
 import pynvml  # noqa: E402
 import torch  # noqa: E402
 
-import mate  # noqa: E402,F401
-from checkpoints import pack_frame_v2  # noqa: E402
+from random_frame import random_call  # noqa: E402
 
 K, N, M = map(int, sys.argv[1:4])
-q = torch.randint(0, 16, (K, N), device="cuda")
-qw = pack_frame_v2(q)
-s = (torch.rand(K // 128, N, device="cuda") * 0.02).half()
-meta = torch.ops.mate.frame_meta(K, N, 128, False, False)
-x = torch.randn(M, K, device="cuda").half()
-out = torch.empty(M, N, device="cuda").half()
-ws = torch.zeros(max(torch.ops.mate.w4a16_workspace_size(x, meta), 1), dtype=torch.uint8, device="cuda")
+f = random_call(K, N, M)
 w16 = torch.randn(N, K, device="cuda").half()
-arms = {
-    "mate": lambda: torch.ops.mate.w4a16_gemm.out(x, qw, meta, s, None, None, None, 128, workspace=ws, out=out),
-    "fp16": lambda: torch.nn.functional.linear(x, w16),
-}
+arms = {"mate": f.call, "fp16": lambda: torch.nn.functional.linear(f.x, w16)}
 if len(sys.argv) > 4:
     arms = {a: arms[a] for a in sys.argv[4].split(",")}
 pynvml.nvmlInit()

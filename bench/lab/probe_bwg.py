@@ -15,26 +15,19 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT / "torch_ops"), str(ROOT / "tests" / "python")]
+sys.path.insert(0, str(ROOT / "bench"))
 import torch  # noqa: E402
 
-import mate  # noqa: E402,F401
-from checkpoints import pack_frame_v2  # noqa: E402
+from random_frame import random_call  # noqa: E402
 
 SLOTS = 16  # u64 per CTA (kernels/bwg.cuh)
 
 
 def probe(K, N, M, calls=20):
-    q = torch.randint(0, 16, (K, N), device="cuda")
-    qw = pack_frame_v2(q)
-    s = (torch.rand(K // 128, N, device="cuda") * 0.02).half()
-    meta = torch.ops.mate.frame_meta(K, N, 128, False, False)
-    x = torch.randn(M, K, device="cuda").half()
-    out = torch.empty(M, N, device="cuda").half()
-    need = torch.ops.mate.w4a16_workspace_size(x, meta)
-    if need == 0:
+    f = random_call(K, N, M, extra_workspace=1024 * SLOTS * 8)  # the probe's slots after the split's
+    if f.need == 0:
         return {"K": K, "N": N, "M": M, "error": "whole-K plan: no split workspace to hold the probe"}
-    ws = torch.zeros(need + 1024 * SLOTS * 8, dtype=torch.uint8, device="cuda")
-    call = lambda: torch.ops.mate.w4a16_gemm.out(x, qw, meta, s, None, None, None, 128, workspace=ws, out=out)  # noqa: E731
+    call, ws, need = f.call, f.ws, f.need
     for _ in range(3):
         call()
     torch.cuda.synchronize()

@@ -122,7 +122,8 @@ pub const fn gather_rows_smem(k: i64) -> i64 {
 fn gather_x(d: &driver::Driver, dev: &registry::DeviceState, p: &Problem, params: &GemmParams, dst: *mut c_void, stream: driver::CuStream) -> Result<()> {
     const THREADS: u32 = 256;
     let smem = gather_rows_smem(p.k());
-    let rows_ok = p.k() <= GATHER_ROWS_MAX_K && smem <= dev.gather_rows_smem_max && params.x as usize % 16 == 0 && p.x_row_stride % 8 == 0 && params.perm as usize % 16 == 0;
+    // (gather_rows_smem_max caps K at GATHER_ROWS_MAX_K; 0 where the kernel cannot run)
+    let rows_ok = smem <= dev.gather_rows_smem_max && params.x as usize % 16 == 0 && p.x_row_stride % 8 == 0 && params.perm as usize % 16 == 0;
     let (func, blocks, smem) = if rows_ok {
         let per_sm = (dev.smem_per_sm / (smem + 1024)).clamp(1, 8); // 1 KB a CTA reserved by the driver
         let sms = dev.caps.sm_count;

@@ -136,6 +136,23 @@ __host__ __device__ constexpr int stage_bytes() {
 template <int TM>
 constexpr int bulk_min_blocks = 2;
 
+// Lab timeline (bench/lab/bulk_trace.py; compiled out of the library): per CTA, in p.perm's place,
+// [0] SM id, [1] start, [2] end, then per ring stage r < 64 the producer's issue, warp 0's full
+// and warp 0's done times (%globaltimer, ns).
+#ifdef MATE_BULK_TRACE
+__device__ __forceinline__ void bulk_trace(const GemmParams& p, int slot, uint64_t v) {
+  reinterpret_cast<uint64_t*>(const_cast<int32_t*>(p.perm))[blockIdx.x * 196 + slot] = v;
+}
+__device__ __forceinline__ uint64_t bulk_now() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %globaltimer;" : "=l"(t));
+  return t;
+}
+#define MATE_BULK_TRACE_AT(slot, v) bulk_trace(p, (slot), (v))
+#else
+#define MATE_BULK_TRACE_AT(slot, v) ((void)0)
+#endif
+
 // WK warps: WC = WK - 1 consumers, then the producer. Dynamic smem = P * stage_bytes + 16 * P
 // (barriers) + WC * NSW * ceil(TM/8) * 512 (the reduction; NSW stripes per warp, below);
 // Variant::dynamic_smem mirrors it.
@@ -216,6 +233,14 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
     return t;
   };
 
+#ifdef MATE_BULK_TRACE
+  if (threadIdx.x == 0) {
+    uint32_t smid;
+    asm volatile("mov.u32 %0, %smid;" : "=r"(smid));
+    MATE_BULK_TRACE_AT(0, smid);
+    MATE_BULK_TRACE_AT(1, bulk_now());
+  }
+#endif
   if (threadIdx.x == 0) {
     for (int i = 0; i < P; ++i) {
       mbar_init(full0 + 8 * i, 1);
@@ -246,6 +271,9 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
         const int srows = g1 - g0 + 1;
         const uint32_t full = full0 + 8 * slot, st = sbase + slot * kStage;
         const uint32_t bytes = NS * nch * 512 + M * nch * 128 + srows * TN * 2 + (kZeros ? srows * (TN / 2) : 0);
+#ifdef MATE_BULK_TRACE
+        if (lane == 0 && ring < 64) MATE_BULK_TRACE_AT(4 + ring, bulk_now());
+#endif
         if (lane == 0) mbar_expect_tx(full, bytes);
         __syncwarp();
         const int ncopy = NS + M + srows * (kZeros ? 2 : 1);
@@ -290,6 +318,9 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
     for (int it = 0; it < wk.nst; ++it, ++ring) {
       const int slot = ring % P;
       mbar_wait(full0 + 8 * slot, (ring / P) & 1);
+#ifdef MATE_BULK_TRACE
+      if (threadIdx.x == 0 && ring < 64) MATE_BULK_TRACE_AT(68 + ring, bulk_now());
+#endif
       const int c0 = wk.cb + it * CH, nch = min(CH, wk.ce - c0);
       const int g0 = (c0 * 64) >> gs;
       const uint32_t st = sbase + slot * kStage;
@@ -374,6 +405,9 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
           }
         }
       }
+#endif
+#ifdef MATE_BULK_TRACE
+      if (threadIdx.x == 0 && ring < 64) MATE_BULK_TRACE_AT(132 + ring, bulk_now());
 #endif
       // Every lane arrives: an arrive releases only the executing thread's own prior accesses
       // (PTX memory model), so one lane's arrive would not order the other lanes' loads before
@@ -473,6 +507,9 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
       }
     }
   }  // items
+#ifdef MATE_BULK_TRACE
+  if (threadIdx.x == 0) MATE_BULK_TRACE_AT(2, bulk_now());
+#endif
 #else
   __trap();  // the planner never selects this family below sm_90
 #endif

@@ -5,8 +5,9 @@
 // (cp.async.bulk, the copy engine: one instruction per contiguous piece, completion counted in bytes
 // on an mbarrier), so P stages of weights are in flight per CTA at no register cost, and WC consumer
 // warps only read shared memory, dequantize and issue mma.sync with the weights as A (frame v2's
-// lane order is the A fragment, kernels/dec.cuh): exact (q - z) with the chunk's fp32 sums scaled
-// once (groups >= 64), or Deq<T> scaling before the MMA (kPre, group 32).
+// lane order is the A fragment, kernels/dec.cuh): for groups >= 64 the chunk's fp32 sums are
+// scaled once, the MMA taking magic-biased raw weights corrected by an activation-sum MMA (one
+// token) or exact (q - z) (8/16 tokens); Deq<T> scales before the MMA (kPre, group 32).
 //
 // Work: an item is TN features (NS = TN/16 stripes of frame v2, each stripe's K chunks contiguous)
 // x a K range: the whole K (CTA b takes tiles b, b + gridDim.x, ...), or with kSplit an even
@@ -330,11 +331,12 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
         uint4 xb[MT][2];
 #pragma unroll
         for (int t = 0; t < MT; ++t) {
-          const int tok = t * 8 + g;
           // Token tiles of 8/16 load every staged row, also rows past M (stale shared memory):
           // they reach only the MMA columns of tokens >= M, which are never stored, so no guard
-          // or zero fill per chunk. M = 1 stages one row: the others would lie outside it.
-          if (TM > 1 || tok < M) {
+          // or zero fill per chunk. M = 1 stages one row and every lane loads it: all eight MMA
+          // columns hold the token (column 0 is the one stored; the others cost nothing).
+          const int tok = TM == 1 ? 0 : t * 8 + g;
+          {
             const uint32_t a = st + kW + tok * kXP + j * 128 + ci * 32;
             asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];"
                          : "=r"(xb[t][0].x), "=r"(xb[t][0].y), "=r"(xb[t][0].z), "=r"(xb[t][0].w)
@@ -342,9 +344,6 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
             asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];"
                          : "=r"(xb[t][1].x), "=r"(xb[t][1].y), "=r"(xb[t][1].z), "=r"(xb[t][1].w)
                          : "r"(a + 16));
-          } else {
-            xb[t][0] = make_uint4(0, 0, 0, 0);
-            xb[t][1] = make_uint4(0, 0, 0, 0);
           }
         }
 #pragma unroll
@@ -387,6 +386,44 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
             Deq<T> dq;
             dq.set(*reinterpret_cast<const T*>(&s0), *reinterpret_cast<const T*>(&s1), z0, z1);
             steps(dq, [&](int t) -> float* { return acc[t][s]; }, std::false_type{});
+          } else if constexpr (TM == 1) {
+            // One token: the MMA takes magic-biased raw weights (dec.cuh Raw<T>, one LOP3 a
+            // register), and the bias and zero point come off the chunk's fp32 sums as
+            // (bias + mul * z) times the chunk's activation sum, from an MMA against ones: 102
+            // instead of 131 instructions per two chunks; 2-5 % faster in the lab on the Llama
+            // layers, the same error (bench/NOTES.md, "Session 11"). Kept exact at 8/16 tokens,
+            // where the ones-MMA and the corrections grow with the token tiles.
+            {
+              float part[MT][4], xs[MT][4];
+              const uint32_t ones[4] = {Raw<T>::kOne, Raw<T>::kOne, Raw<T>::kOne, Raw<T>::kOne};
+#pragma unroll
+              for (int jj = 0; jj < 4; ++jj) {
+                uint32_t a[4];
+                Raw<T>::apply(words[jj], a);
+#pragma unroll
+                for (int t = 0; t < MT; ++t) {
+                  const uint4& u = xb[t][jj >> 1];
+                  const uint32_t b0 = (jj & 1) ? u.z : u.x, b1 = (jj & 1) ? u.w : u.y;
+                  if (jj == 0) {
+                    mma0<T>(part[t], a, b0, b1);
+                    mma0<T>(xs[t], ones, b0, b1);
+                  } else {
+                    mma<T>(part[t], a, b0, b1);
+                    mma<T>(xs[t], ones, b0, b1);
+                  }
+                }
+              }
+              const float f0 = Num<T>::to_f(*reinterpret_cast<const T*>(&s0)) / Raw<T>::kMul0;
+              const float f1 = Num<T>::to_f(*reinterpret_cast<const T*>(&s1)) / Raw<T>::kMul1;
+              const float c0 = Raw<T>::kBias0 + Raw<T>::kMul0 * static_cast<float>(z0);
+              const float c1 = Raw<T>::kBias1 + Raw<T>::kMul1 * static_cast<float>(z1);
+#pragma unroll
+              for (int t = 0; t < MT; ++t) {
+                // (column 0 of rows g and g + 8: the columns the epilogue reads)
+                acc[t][s][0] = fmaf(f0, fmaf(-c0, xs[t][0], part[t][0]), acc[t][s][0]);
+                acc[t][s][2] = fmaf(f1, fmaf(-c1, xs[t][2], part[t][2]), acc[t][s][2]);
+              }
+            }
           } else {
             // Exact (q - z) into the MMA, this chunk's fp32 sums scaled once (the chunk is in one
             // group): fewer instructions per weight than scaling each half2, and no fp16 rounding

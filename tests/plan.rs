@@ -349,41 +349,44 @@ fn split_override_parses_or_names_the_rule() {
 
 #[test]
 fn bwg_routing_is_pinned() {
-    // Hopper: bulk-fed wgmma at M = 17-32 on layers of >= 2^23 weights with N >= 2048 (every
-    // Llama shape, Qwen2-1.5B gate_up), and at M = 9-16 on layers of 2^23-2^25 weights with fewer
+    // Hopper: bulk-fed wgmma at M = 17-32 on layers of >= 2^23 weights (every Llama shape, Qwen2-1.5B
+    // gate_up and down), at M = 33-64 (32-token m-tiles) on layers of 2^23-2^24 weights (Llama-8B o,
+    // Qwen2-1.5B down), and at M = 9-16 on layers of 2^23-2^25 weights with fewer
     // than sms / 2 tiles unless dect fills one wave over K <= 4096 (Llama-8B qkv, Qwen2-1.5B down;
     // not Llama-8B o), the same at M = 2-8 where bulk does not serve (Qwen2-1.5B down), and above
-    // M = 64 wherever N % 128 == 0; measured, bench/NOTES.md "Session 5", "Session 8". M = 1,
-    // M = 33-64, act order and devices without wgmma never.
+    // M = 64 wherever N % 128 == 0; measured, bench/NOTES.md "Session 5", "Session 8", "Session 11".
+    // M = 1, act order up to 64 tokens and devices without wgmma never.
     let caps = Caps::uniform(132, 2);
     let fam = |m, k, n| VARIANTS[plan(&problem(m, k, n, 128, false, DType::F16), &caps).unwrap().variant].family;
-    for (k, n, m2_8, m9_16, m17_32) in [
-        (4096, 6144, false, true, true),
-        (4096, 4096, false, false, true),
-        (4096, 28672, false, false, true),
-        (14336, 4096, false, false, true),
-        (8192, 10240, false, false, true),
-        (8192, 57344, false, false, true),
-        (28672, 8192, false, false, true),
-        (1536, 17920, false, false, true),
-        (8960, 1536, true, true, false),
-        (1536, 2048, false, false, false),
-        (1536, 1536, false, false, false),
+    for (k, n, m2_8, m9_16, m17_32, m33_64) in [
+        (4096, 6144, false, true, true, false),
+        (4096, 4096, false, false, true, true),
+        (4096, 28672, false, false, true, false),
+        (14336, 4096, false, false, true, false),
+        (8192, 10240, false, false, true, false),
+        (8192, 57344, false, false, true, false),
+        (28672, 8192, false, false, true, false),
+        (1536, 17920, false, false, true, false),
+        (8960, 1536, true, true, true, true),
+        (1536, 2048, false, false, false, false),
+        (1536, 1536, false, false, false, false),
     ] {
         for m in [1, 2, 8, 9, 16, 17, 24, 32, 33, 64, 65, 128, 129, 4096] {
             let want = match m {
                 2..=8 => m2_8,
                 9..=16 => m9_16,
                 17..=32 => m17_32,
-                1 | 33..=64 => false,
+                33..=64 => m33_64,
+                1 => false,
                 _ => true,
             };
             assert_eq!(fam(m, k, n) == Family::Bwg, want, "M={m} K={k} N={n}");
         }
     }
-    // the smallest token tile that holds M
-    for (m, tm) in [(9, 16), (16, 16), (17, 32), (32, 32), (65, 128), (128, 128), (129, 256), (4096, 256)] {
-        let v = &VARIANTS[plan(&problem(m, 4096, 6144, 128, false, DType::F16), &caps).unwrap().variant];
+    // the smallest token tile that holds M, but 32-token m-tiles at M = 33-64
+    for (m, tm) in [(9, 16), (16, 16), (17, 32), (32, 32), (33, 32), (64, 32), (65, 128), (128, 128), (129, 256), (4096, 256)] {
+        let n = if (33..=64).contains(&m) { 4096 } else { 6144 };
+        let v = &VARIANTS[plan(&problem(m, 4096, n, 128, false, DType::F16), &caps).unwrap().variant];
         assert_eq!((v.family, v.tm), (Family::Bwg, tm), "M={m}");
     }
     let mut act = problem(32, 4096, 28672, 128, false, DType::F16);

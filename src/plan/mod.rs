@@ -464,15 +464,18 @@ pub fn prefer_wgmma(p: &Problem) -> bool {
 
 /// Whether the bulk-fed wgmma family serves `p` better than the others (Hopper only). Measured
 /// on the H200 (forced sweeps, bench/NOTES.md "Session 5", results/2026-11-29-bwg-sweep*.json):
-/// at M = 17-32 it beats wg by 1.2-1.3x on every Llama shape and Qwen2-1.5B gate_up (N >= 2048),
-/// not on Qwen2-1.5B down (N = 1536: 16.1 vs 14.0 us); at M = 9-16 it beats the bulk and CTA-tiled
+/// at M = 17-32 it beats wg by 1.2-1.3x on every Llama shape and Qwen2-1.5B gate_up, and by 1.6x on
+/// Qwen2-1.5B down since its split rules (10.7 vs 17.5 us; session 5 had it at 16.1 vs 14.0); at
+/// M = 33-64, in 32-token m-tiles, on layers of at most 2^24 weights (Llama-8B o 12.3-12.5 vs
+/// 14.3-14.6 us, Qwen2-1.5B down 12.7 vs 17.3; results/2026-11-30-m24-64-sweep.json), while wg's
+/// 64-token tile stays faster on the larger ones (Llama-8B qkv 15.4 vs 20.5, down 27.9 vs 33.4,
+/// gate_up 47 vs 63 at M = 48); at M = 9-16 it beats the bulk and CTA-tiled
 /// decode families only on layers of 2^23-2^25 weights with few 128-feature tiles (Llama-8B qkv
 /// 12.6 vs 14.7 us, Qwen2-1.5B down 11.9 vs 15.5 us; results/2026-11-29-decode-s5-bwg.json),
 /// where the bulk family's 8-chunk stages leave its split items shallow, except where dect's CTAs
 /// fill one wave over a shallow K (Llama-8B o: 8.3 vs 10.3 us); the same at M = 2-8 where the bulk
 /// family does not serve (Qwen2-1.5B down: 9.1 vs 10.2-10.4 us on dec, bulk's 8-token tile 10.0;
-/// results/2026-11-30-m2-8-sweep.json). At M = 33-64 wg stays faster
-/// (its 64-token tile: 47 vs 63 us on Llama-8B gate_up at M = 48). Above 64 tokens (128/256-token
+/// results/2026-11-30-m2-8-sweep.json). Above 64 tokens (128/256-token
 /// tiles, results/2026-11-29-prefill-bwg-sweep.json, -bwg-sweep-m48-96.json) it beats wg by up to
 /// 1.3x at M = 96-256 (Llama-70B down M = 96: 119 vs 155 us; Llama-8B o M = 128: 18.0 vs 22.3)
 /// and is within +-10 % of it at M = 1024-4096 (geomean 0.99x of wg's time). Act order only above
@@ -493,18 +496,33 @@ pub fn prefer_bwg(p: &Problem, sms: i64) -> bool {
                     && !dect_one_wave
                     && (p.m > 8 || !prefer_bulk(p, sms))
             }
-            17..=32 => weights >= WG_MIN_WEIGHTS && p.n() >= 2048,
+            17..=32 => weights >= WG_MIN_WEIGHTS,
+            33..=64 => (WG_MIN_WEIGHTS..=BWG_M33_64_MAX_WEIGHTS).contains(&weights),
             m => m > DEC_MAX_M,
         }
+}
+
+/// Weights (K x N elements) up to which bwg's 32-token tile serves M = 33-64 (see [`prefer_bwg`]).
+pub const BWG_M33_64_MAX_WEIGHTS: i64 = 1 << 24;
+
+/// bwg: the token tile for M tokens: the smallest that holds M (M > 256: the largest), but the
+/// 32-token tile at M = 33-64 (two or more m-tiles; a 128-token tile there measured slower,
+/// results/2026-11-30-m24-64-sweep.json).
+pub fn bwg_tile_tokens(m: i64) -> u32 {
+    match m {
+        ..=16 => 16,
+        17..=64 => 32,
+        65..=128 => 128,
+        _ => 256,
+    }
 }
 
 fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
     let candidates = VARIANTS.iter().enumerate().filter(|(_, v)| serves(v, p) && runs_on(v, caps));
     if caps.wgmma && prefer_bwg(p, sms) {
-        // The smallest token tile that holds M, else (M > 256) the largest; the split
-        // instantiation only where the plan splits.
+        // bwg_tile_tokens' tile; the split instantiation only where the plan splits.
         let bwg = || candidates.clone().filter(|(_, v)| v.family == Family::Bwg);
-        let tile = bwg().filter(|(_, v)| v.tm as i64 >= p.m).min_by_key(|(_, v)| v.tm).or_else(|| bwg().max_by_key(|(_, v)| v.tm));
+        let tile = bwg().find(|(_, v)| v.tm == bwg_tile_tokens(p.m));
         if let Some((_, t)) = tile {
             let split = bwg_split(p, sms, t).split != 1;
             if let Some((i, _)) = bwg().find(|(_, v)| v.tm == t.tm && v.split == split) {

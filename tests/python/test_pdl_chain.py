@@ -85,7 +85,7 @@ def test_chained_calls_in_a_graph(M, shapes):
 @pytest.mark.parametrize("M,K,N,act,family,pdl", [
     (1, 4096, 4096, False, "_dect_", "1"),  # Llama-8B o: dect waits too
     (1, 28672, 8192, False, "_bulk_f16_sym_m1_n128_split", "1"),  # Llama-70B down: the even split overlaps too
-    (64, 4096, 4096, False, "_wg_", "1"),  # wg waits too
+    (64, 4096, 6144, False, "_wg_", "1"),  # Llama-8B qkv at M = 64: wg waits too
     (4, 8960, 1536, False, "_bwg_f16_sym_m16_n128_split", "1"),  # Qwen2-1.5B down at M = 2-8: bwg
     (4, 8960, 1536, True, "_dec_", "0"),  # the same with act order: dec does not wait, never launched so
 ])

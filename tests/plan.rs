@@ -4,7 +4,7 @@
 use mate::call::{Device, Problem};
 use mate::frame::{FrameMeta, GROUP_SIZES};
 use mate::plan::{
-    bulk_split, bulk_tile_features, bwg_split, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, BULK_CTAS_PER_SM, prefer_cta_tiles, prefer_wgmma, Caps, Family, DEC_MAX_M, VARIANTS,
+    bulk_split, bulk_tile_features, bwg_split, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, BULK_CTAS_PER_SM, prefer_cta_tiles, prefer_wgmma, Caps, Family, ACT_IN_LOOP_BELOW_WEIGHTS, ACT_IN_LOOP_MAX_M, DEC_MAX_M, VARIANTS,
 };
 use mate::plan::variants::{bulk_chunks_per_stage, bwg_chunks_per_stage};
 use mate::tensor::DType;
@@ -298,13 +298,48 @@ fn wgmma_routing_above_m16_is_pinned() {
         assert_eq!(at, (plain.workspace_bytes + 255) / 256 * 256, "the gathered copy follows the split's workspace");
         assert_eq!(pa.workspace_bytes, at + (65 * k * 2 + 255) / 256 * 256, "K={k} N={n}");
     }
-    // where bwg does not serve (N % 128 != 0) and at decode sizes, act order stays on wg's gather
-    for (m, n) in [(65, 320), (64, 4096)] {
-        let mut act = problem(m, 4096, n, 128, false, DType::F16);
-        act.meta = FrameMeta::new(4096, n, 128, false, true).unwrap();
-        let pa = plan(&act, &caps).unwrap();
-        assert_eq!((VARIANTS[pa.variant].family, pa.x_gather_at), (Family::Wg, None), "act order M={m} N={n}");
+    // where bwg does not serve (N % 128 != 0) act order runs wg on the gathered copy too
+    // (act_order_plans_are_the_plain_plans_on_gathered_x)
+    let mut act = problem(65, 4096, 320, 128, false, DType::F16);
+    act.meta = FrameMeta::new(4096, 320, 128, false, true).unwrap();
+    let pa = plan(&act, &caps).unwrap();
+    assert_eq!((VARIANTS[pa.variant].family, pa.x_gather_at.is_some()), (Family::Wg, true), "act order M=65 N=320");
+}
+
+#[test]
+fn act_order_plans_are_the_plain_plans_on_gathered_x() {
+    // Hopper: a routed act-order call is planned as the same layer without act order, on x
+    // gathered into the workspace after the plain plan's region (src/plan/mod.rs plan_uncached;
+    // the in-loop gathers measured 2.7-24x the read at M = 1-16, bench/NOTES.md "Session 11").
+    // Without wgmma (and for a forced variant) the families gather in their loops (no copy).
+    let caps = Caps::uniform(132, 2);
+    let sm80 = Caps { wgmma: false, ..Caps::uniform(132, 2) };
+    for (k, n) in [(4096, 6144), (4096, 4096), (4096, 28672), (14336, 4096), (8960, 1536), (1536, 2048), (1536, 1536), (4096, 320), (28672, 8192)] {
+        for m in [1, 2, 4, 8, 9, 16, 17, 32, 33, 64, 65, 300, 4096] {
+            let plain = problem(m, k, n, 128, false, DType::F16);
+            let mut act = plain;
+            act.meta = FrameMeta::new(k, n, 128, false, true).unwrap();
+            let pa = plan(&act, &caps).unwrap();
+            if m <= ACT_IN_LOOP_MAX_M && k * n < ACT_IN_LOOP_BELOW_WEIGHTS {
+                // small layers at the fewest tokens: a decode family's in-loop gather (Qwen2-1.5B qkv, o)
+                assert_eq!(pa.x_gather_at, None, "M={m} K={k} N={n}");
+                assert!(matches!(VARIANTS[pa.variant].family, Family::Dect | Family::Dec), "M={m} K={k} N={n}");
+                continue;
+            }
+            let pp = plan(&plain, &caps).unwrap();
+            assert_eq!((pa.variant, pa.grid, pa.total_warps, pa.max_seg), (pp.variant, pp.grid, pp.total_warps, pp.max_seg), "M={m} K={k} N={n}");
+            let at = pa.x_gather_at.expect("act order gathers x");
+            assert_eq!(pp.x_gather_at, None);
+            assert_eq!(at, (pp.workspace_bytes + 255) / 256 * 256, "the gathered copy follows the plan's workspace");
+            assert_eq!(pa.workspace_bytes, at + (m * k * 2 + 255) / 256 * 256, "M={m} K={k} N={n}");
+            if m <= DEC_MAX_M {
+                let p80 = plan(&act, &sm80).unwrap();
+                assert_eq!(p80.x_gather_at, None, "sm80 M={m}: the decode families gather in their loops");
+            }
+        }
     }
+    // (a forced variant keeps its own path: tests/python/test_wg_x_path.py, on the GPU; forcing
+    // here would race the other tests' plans, which share the process-wide override)
 }
 
 #[test]
@@ -389,9 +424,6 @@ fn bwg_routing_is_pinned() {
         let v = &VARIANTS[plan(&problem(m, 4096, n, 128, false, DType::F16), &caps).unwrap().variant];
         assert_eq!((v.family, v.tm), (Family::Bwg, tm), "M={m}");
     }
-    let mut act = problem(32, 4096, 28672, 128, false, DType::F16);
-    act.meta = FrameMeta::new(4096, 28672, 128, false, true).unwrap();
-    assert_ne!(VARIANTS[plan(&act, &caps).unwrap().variant].family, Family::Bwg, "act order");
     let sm80 = Caps { wgmma: false, ..Caps::uniform(132, 2) };
     assert_ne!(VARIANTS[plan(&problem(32, 4096, 28672, 128, false, DType::F16), &sm80).unwrap().variant].family, Family::Bwg);
     // The split (bwg_split): an even split where the tiles leave resident slots free (S = slots /
@@ -459,9 +491,6 @@ fn bulk_routing_is_pinned() {
         let v = &VARIANTS[plan(&problem(1, k, n, 32, false, DType::BF16), &caps).unwrap().variant];
         assert_eq!((v.family, v.tn, v.pre), (Family::Bulk, tn, true), "M=1 K={k} N={n} group 32");
     }
-    let mut act = problem(1, 4096, 28672, 128, false, DType::F16);
-    act.meta = FrameMeta::new(4096, 28672, 128, false, true).unwrap();
-    assert_ne!(VARIANTS[plan(&act, &caps).unwrap().variant].family, Family::Bulk, "act order");
     let sm80 = Caps { wgmma: false, ..Caps::uniform(132, 2) };
     assert_ne!(VARIANTS[plan(&problem(1, 4096, 28672, 128, false, DType::F16), &sm80).unwrap().variant].family, Family::Bulk);
     assert_eq!(bulk_tile_features(&problem(1, 8192, 8192, 128, false, DType::F16), 120), 128, "256 tiles: two rounds of 240 slots");

@@ -47,9 +47,9 @@ pub fn launch(p: &Problem, plan: &Plan, call: &GemmCall) -> Result<()> {
         total_warps: plan.total_warps as i32,
         max_seg: plan.max_seg as i32,
     };
-    // bwg with act order: x gathered by the permutation into the workspace first (a plain launch
-    // after the previous kernel; the GEMM's programmatic launch then overlaps its prologue with
-    // the gather), and the GEMM reads that copy (row stride K) as its x.
+    // Act order with Plan::x_gather_at: x gathered by the permutation into the workspace first (a
+    // plain launch after the previous kernel; the GEMM's programmatic launch then overlaps its
+    // prologue with the gather), and the GEMM reads that copy (row stride K) as its x.
     let gathered;
     let p = if let Some(at) = plan.x_gather_at {
         let dst = (call.workspace.data as usize + at as usize) as *mut c_void;
@@ -57,7 +57,7 @@ pub fn launch(p: &Problem, plan: &Plan, call: &GemmCall) -> Result<()> {
         params.x = dst;
         params.x_row_stride = p.k();
         params.perm = std::ptr::null();
-        gathered = Problem { x_row_stride: p.k(), ..*p };
+        gathered = Problem { x_row_stride: p.k(), meta: crate::frame::FrameMeta { has_perm: false, x_cols: p.meta.k, ..p.meta }, ..*p };
         &gathered
     } else {
         p
@@ -67,14 +67,16 @@ pub fn launch(p: &Problem, plan: &Plan, call: &GemmCall) -> Result<()> {
     let v = &VARIANTS[plan.variant];
     let (mut x_arg, x_path) = match v.family {
         Family::Wg => {
-            let (a, path) = tma::wg_x_arg(d, p, params.x, call.perm.present, v.tm)?;
+            let gathered = plan.x_gather_at.is_some();
+            let (a, path) = tma::wg_x_arg(d, p, params.x, call.perm.present && !gathered, v.tm)?;
+            let path = if gathered && path == tma::XPath::Tma { tma::XPath::GatheredTma } else { path };
             (Some(a), Some(path))
         }
         Family::Bwg => {
             let path = if plan.x_gather_at.is_some() { tma::XPath::GatheredTma } else { tma::XPath::Tma };
             (Some(tma::bwg_x_arg(d, p, params.x, v.tm)?), Some(path))
         }
-        _ => (None, None),
+        _ => (None, plan.x_gather_at.map(|_| tma::XPath::Gathered)),
     };
     let mut args = [&mut params as *mut GemmParams as *mut c_void, std::ptr::null_mut()];
     if let Some(a) = x_arg.as_mut() {
@@ -123,7 +125,13 @@ fn gather_x(d: &driver::Driver, dev: &registry::DeviceState, p: &Problem, params
     const THREADS: u32 = 256;
     let smem = gather_rows_smem(p.k());
     // (gather_rows_smem_max caps K at GATHER_ROWS_MAX_K; 0 where the kernel cannot run)
-    let rows_ok = smem <= dev.gather_rows_smem_max && params.x as usize % 16 == 0 && p.x_row_stride % 8 == 0 && params.perm as usize % 16 == 0;
+    // A CTA a row leaves most SMs idle at decode sizes (and each pays the whole perm load):
+    // there the element-parallel kernel spreads the perm over K / 2048 CTAs.
+    let rows_ok = p.m > crate::plan::DEC_MAX_M
+        && smem <= dev.gather_rows_smem_max
+        && params.x as usize % 16 == 0
+        && p.x_row_stride % 8 == 0
+        && params.perm as usize % 16 == 0;
     let (func, blocks, smem) = if rows_ok {
         let per_sm = (dev.smem_per_sm / (smem + 1024)).clamp(1, 8); // 1 KB a CTA reserved by the driver
         let sms = dev.caps.sm_count;

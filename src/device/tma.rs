@@ -24,7 +24,8 @@ pub struct WgXArg {
 // Must equal the static_assert in kernels/wg.cuh.
 const _: () = assert!(std::mem::size_of::<WgXArg>() == 192 && std::mem::align_of::<WgXArg>() == 64);
 
-/// How a wg or bwg launch brings x into shared memory.
+/// How a launch brings x in: for wg and bwg the path into shared memory; for the other families
+/// only whether act order gathered x first (else the log says `-`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum XPath {
     /// One TMA tensor copy per chunk.
@@ -33,9 +34,11 @@ pub enum XPath {
     CpAsync(&'static str),
     /// Act order: the columns are gathered through perm (no TMA, no cp.async).
     Gather,
-    /// Act order (bwg): x gathered into the workspace by a kernel of its own, then TMA boxes of
-    /// that copy (src/device/mod.rs).
+    /// Act order (bwg, wg): x gathered into the workspace by a kernel of its own, then TMA boxes
+    /// of that copy (src/device/mod.rs).
     GatheredTma,
+    /// Act order (the decode families): x gathered into the workspace first, then read as a plain x.
+    Gathered,
 }
 
 impl XPath {
@@ -46,6 +49,7 @@ impl XPath {
             XPath::CpAsync(why) => format!("cp_async:{why}"),
             XPath::Gather => "gather".into(),
             XPath::GatheredTma => "gathered+tma".into(),
+            XPath::Gathered => "gathered".into(),
         }
     }
 }

@@ -13,6 +13,7 @@ pub mod cost;
 pub mod variants;
 
 use crate::call::Problem;
+use crate::frame::FrameMeta;
 use crate::error::{arg_err, Error, Result};
 use once_cell::sync::{Lazy, OnceCell};
 use std::collections::HashMap;
@@ -614,7 +615,26 @@ pub fn plan(p: &Problem, caps: &Caps) -> Result<Plan> {
     Ok(planned)
 }
 
-fn plan_uncached(p: &Problem, caps: &Caps, sms: i64, forced: Option<String>) -> Result<Plan> {
+/// Act order on Hopper: layers below this many weights (K x N) keep the in-loop gather up to
+/// [`ACT_IN_LOOP_MAX_M`] tokens (Qwen2-1.5B qkv and o measured at M = 1, 2, 4, 8 and 16:
+/// results/2026-11-30-act-order-gather-first.json).
+pub const ACT_IN_LOOP_BELOW_WEIGHTS: i64 = 1 << 23;
+pub const ACT_IN_LOOP_MAX_M: i64 = 8;
+
+fn plan_uncached(call_p: &Problem, caps: &Caps, sms: i64, forced: Option<String>) -> Result<Plan> {
+    // Hopper, act order, a routed call: the plan of the same layer without act order, on x
+    // gathered by the permutation into the workspace first (kernels/gather.cuh; Plan::x_gather_at):
+    // 1.2-11x faster than the families' in-loop gathers at M = 1-64 (bench/NOTES.md "Session
+    // 11"), except on the small layers at the fewest tokens, where the gather's own launch
+    // (~3 us) outweighs dect's in-loop gather (Qwen2-1.5B qkv M = 1: 3.9 vs 5.3 us, M = 8: 5.5 vs
+    // 5.7; at M = 16 9.0 vs 6.5). A forced variant keeps its own path (the in-loop gathers stay
+    // tested; they serve devices without wgmma).
+    let gather_first = forced.is_none()
+        && caps.wgmma
+        && call_p.meta.has_perm
+        && !(call_p.m <= ACT_IN_LOOP_MAX_M && call_p.k() * call_p.n() < ACT_IN_LOOP_BELOW_WEIGHTS);
+    let plain = Problem { meta: FrameMeta { has_perm: false, x_cols: call_p.meta.k, ..call_p.meta }, x_row_stride: call_p.k(), ..*call_p };
+    let p = if gather_first { &plain } else { call_p };
     let idx = match forced {
         Some(sym) => {
             let i = VARIANTS.iter().position(|v| v.symbol == sym).unwrap();
@@ -704,8 +724,9 @@ fn plan_uncached(p: &Problem, caps: &Caps, sms: i64, forced: Option<String>) -> 
             ([tiles[0], tiles[1], split], wg_band(p, v, tiles[0]), 0, ws, split)
         }
     };
-    // bwg with act order: x gathered into the workspace after the split's region.
-    let (workspace_bytes, x_gather_at) = if v.family == Family::Bwg && p.meta.has_perm {
+    // x gathered into the workspace after the split's region: every routed act-order plan on
+    // Hopper, and bwg's (which reads x by TMA boxes) when forced.
+    let (workspace_bytes, x_gather_at) = if gather_first || (v.family == Family::Bwg && p.meta.has_perm) {
         let at = (workspace_bytes + 255) / 256 * 256;
         (at + (p.m * p.k() * p.dtype.size() as i64 + 255) / 256 * 256, Some(at))
     } else {

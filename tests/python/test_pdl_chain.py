@@ -87,12 +87,25 @@ def test_chained_calls_in_a_graph(M, shapes):
     (1, 28672, 8192, False, "_bulk_f16_sym_m1_n128_split", "1"),  # Llama-70B down: the even split overlaps too
     (64, 4096, 6144, False, "_wg_", "1"),  # Llama-8B qkv at M = 64: wg waits too
     (4, 8960, 1536, False, "_bwg_f16_sym_m16_n128_split", "1"),  # Qwen2-1.5B down at M = 2-8: bwg
-    (4, 8960, 1536, True, "_dec_", "0"),  # the same with act order: dec does not wait, never launched so
+    # the same with act order: the plain plan on x gathered first (the gather is a launch of its
+    # own, not in the GEMM log), overlapping like the plain plan
+    (4, 8960, 1536, True, "_bwg_f16_sym_m16_n128_split", "1"),
+    # a forced dec variant with act order gathers in its loop: dec does not wait, never launched so
+    (4, 8960, 1536, True, "mate_dec_f16_sym_m8_n32_split", "0"),
 ])
 def test_which_plans_overlap(M, K, N, act, family, pdl):
     """The launch log's pdl field per plan (Variant::programmatic_launch)."""
     ck = random_gptq(K, N, 128, True, torch.float16, "cuda", desc_act=act)
     fr = frame_from_gptq_v2(ck)
     x = torch.randn(M, K, device="cuda").half()
-    (r,) = records(lambda: run_out(x, fr))
+    forced = family.startswith("mate_")
+    if forced:
+        torch.ops.mate._force_variant(family)
+    try:
+        (r,) = records(lambda: run_out(x, fr))
+    finally:
+        if forced:
+            torch.ops.mate._force_variant(None)
     assert family in r["kernel"] and r["pdl"] == pdl, r
+    if act:  # the routed plan reads the gathered copy by TMA; the forced dec gathers in its loop
+        assert r["x"] == ("-" if forced else "gathered+tma"), r

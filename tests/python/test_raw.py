@@ -20,7 +20,10 @@ def _case(device, M=5, K=256, N=192, g=64, sym=False, dtype=torch.float16, act=T
 def test_raw_equals_the_op(device):
     ck, fr, x, bias = _case(device)
     out = torch.full((x.shape[0], fr.scales.shape[1]), float("nan"), dtype=x.dtype, device=device)
-    assert RawCall(x, fr, out, bias=bias)() == 0
+    need = RawCall(x, fr, out, bias=bias)()  # act order on Hopper: the gathered x needs a workspace
+    ws = torch.zeros(need, dtype=torch.uint8, device=device) if need else None
+    assert need == 0 or out.isnan().all(), "a call that asks for a workspace must launch nothing"
+    assert RawCall(x, fr, out, bias=bias, workspace=ws)() == 0
     assert torch.equal(out, run_out(x, fr, bias))
     total, col = errors(out, reference(ck, x, bias))
     assert total <= BOUND[x.dtype] and col <= 5 * BOUND[x.dtype]

@@ -93,7 +93,7 @@ def test_both_x_paths(sym, force):
 
 
 @pytest.mark.gpu
-def test_act_order_gathers_and_the_other_families_log_no_x_path(force):
+def test_act_order_x_paths_forced_wg_small_routed_and_gathered(force):
     K, N = 1536, 256
     ck = random_gptq(K, N, 128, False, torch.float16, "cuda", desc_act=True)
     fr = frame_from_gptq_v2(ck)
@@ -109,8 +109,17 @@ def test_act_order_gathers_and_the_other_families_log_no_x_path(force):
     total, col = errors(out[0], reference(ck, x, None))
     assert total <= BOUND[torch.float16] and col <= 5 * BOUND[torch.float16]
     force(None)
-    (rec,) = records(lambda: run_out(x[:1], fr))  # M = 1: a decode family
+    # routed at M = 1 on this small layer: a decode family's in-loop gather (no x path logged);
+    # on a layer of 2^23 weights the plain decode plan on x gathered into the workspace first
+    (rec,) = records(lambda: run_out(x[:1], fr))
     assert "_wg_" not in rec["kernel"] and rec["x"] == "-", rec
+    ck2 = random_gptq(4096, 2048, 128, False, torch.float16, "cuda", desc_act=True)
+    fr2 = frame_from_gptq_v2(ck2)
+    x2 = torch.randn(1, 4096, device="cuda").half()
+    (rec,) = records(lambda: run_out(x2, fr2))
+    assert "_wg_" not in rec["kernel"] and rec["x"] == "gathered", rec
+    total, col = errors(run_out(x2, fr2), reference(ck2, x2, None))
+    assert total <= BOUND[torch.float16] and col <= 5 * BOUND[torch.float16]
 
 
 @pytest.mark.gpu

@@ -117,7 +117,8 @@ pub const fn gather_rows_smem(k: i64) -> i64 {
 
 /// kernels/gather.cuh: dst[m][k] = x[m][perm[k]] for the call's M x K activations (2-byte
 /// elements); a perm entry outside [0, K) gives NaN, as the in-loop gathers of the other families.
-/// Through shared memory where K, x's and perm's alignment and the device allow (gather_x_rows:
+/// Above the decode sizes (M > 64), through shared memory where K, x's and perm's alignment and
+/// the device allow (gather_x_rows:
 /// persistent CTAs, several a SM: a CTA a row up to the SM count, then max(SMs, M / 4) CTAs;
 /// four rows a CTA from the start measured 1.05-1.10x slower at M = 128-256), else one thread per
 /// 8 elements from global memory (gather_x_body).

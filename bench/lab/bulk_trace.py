@@ -20,11 +20,12 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(ROOT / "tests" / "python"), str(ROOT / "torch_ops"), str(ROOT / "bench" / "lab")]
+sys.path[:0] = [str(ROOT / "tests" / "python"), str(ROOT / "torch_ops"), str(ROOT / "bench" / "lab"), str(ROOT)]
 import torch  # noqa: E402
 
 from checkpoints import pack_frame_v2  # noqa: E402
 from run_cubin import Params  # noqa: E402
+from bench.timing import graph_time_us  # noqa: E402
 
 TN, WK, CH, SMS = 128, 9, 8, 132
 STAGE = (TN // 16) * CH * 512 + (CH * 128 + 16) + CH * TN * 2
@@ -118,22 +119,9 @@ def main():
                     for i in range(copies):
                         launch(i)
                     torch.cuda.synchronize()
-                    g = torch.cuda.CUDAGraph()
-                    with torch.cuda.graph(g):
-                        for i in range(copies):
-                            launch(i)
-                    g.replay()
-                    torch.cuda.synchronize()
-                    times = []
-                    for _ in range(7):
-                        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                        e0.record()
-                        g.replay()
-                        e1.record()
-                        e1.synchronize()
-                        times.append(e0.elapsed_time(e1) * 1e3 / copies)
+                    t = graph_time_us([lambda i=i: launch(i) for i in range(copies)])  # the bench's graph method
                     tr = trace.view(grid, 196).cpu().tolist()
-                    row[label] = dict(err=err, median_us=statistics.median(times), min_us=min(times), max_us=max(times),
+                    row[label] = dict(err=err, median_us=t["median_us"], min_us=t["min_us"], max_us=t["max_us"],
                                       timeline=summarize(tr, K, TN), rate_TBps_per_us=rate_curve(tr))
                     print(f"K={K} N={N} grid={grid} {label:22s} err {err:.1e} {row[label]['median_us']:7.2f} us", flush=True)
                     print("   " + json.dumps(row[label]["timeline"]), flush=True)

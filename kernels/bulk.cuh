@@ -155,8 +155,8 @@ __device__ __forceinline__ uint64_t bulk_now() {
 #endif
 
 // WK warps: WC = WK - 1 consumers, then the producer. Dynamic smem = P * stage_bytes + 16 * P
-// (barriers) + WC * NSW * ceil(TM/8) * 512 (the reduction; NSW stripes per warp, below);
-// Variant::dynamic_smem mirrors it.
+// (barriers) + max(PH - 1, 1) * NS * ceil(TM/8) * 512 (the reduction: PH warps per stripe
+// block, below); Variant::dynamic_smem mirrors it.
 template <typename T, bool kZeros, int TM, int TN, int WK, int P, bool kSplit, bool kPre>
 __device__ __forceinline__ void bulk_body(const GemmParams& p) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)

@@ -479,9 +479,9 @@ pub fn prefer_wgmma(p: &Problem) -> bool {
 /// results/2026-11-30-m2-8-sweep.json). Above 64 tokens (128/256-token
 /// tiles, results/2026-11-29-prefill-bwg-sweep.json, -bwg-sweep-m48-96.json) it beats wg by up to
 /// 1.3x at M = 96-256 (Llama-70B down M = 96: 119 vs 155 us; Llama-8B o M = 128: 18.0 vs 22.3)
-/// and is within +-10 % of it at M = 1024-4096 (geomean 0.99x of wg's time). Act order only above
-/// 64 tokens, through a gathered copy of x (wg's in-loop gather: 10-15x slower at M = 128-1024,
-/// bench/NOTES.md session 9).
+/// and is within +-10 % of it at M = 1024-4096 (geomean 0.99x of wg's time). Act order reaches
+/// it as the plain problem on a gathered copy of x (plan_uncached); a forced bwg variant with act
+/// order, only above 64 tokens (the gathered copy too).
 pub fn prefer_bwg(p: &Problem, sms: i64) -> bool {
     let weights = p.k() * p.n();
     (!p.meta.has_perm || p.m > DEC_MAX_M)
@@ -624,7 +624,7 @@ pub const ACT_IN_LOOP_MAX_M: i64 = 8;
 fn plan_uncached(call_p: &Problem, caps: &Caps, sms: i64, forced: Option<String>) -> Result<Plan> {
     // Hopper, act order, a routed call: the plan of the same layer without act order, on x
     // gathered by the permutation into the workspace first (kernels/gather.cuh; Plan::x_gather_at):
-    // 1.2-11x faster than the families' in-loop gathers at M = 1-64 (bench/NOTES.md "Session
+    // 1.2-13x faster than the families' in-loop gathers at M = 1-64 (bench/NOTES.md "Session
     // 11"), except on the small layers at the fewest tokens, where the gather's own launch
     // (~3 us) outweighs dect's in-loop gather (Qwen2-1.5B qkv M = 1: 3.9 vs 5.3 us, M = 8: 5.5 vs
     // 5.7; at M = 16 9.0 vs 6.5). A forced variant keeps its own path (the in-loop gathers stay
@@ -724,8 +724,8 @@ fn plan_uncached(call_p: &Problem, caps: &Caps, sms: i64, forced: Option<String>
             ([tiles[0], tiles[1], split], wg_band(p, v, tiles[0]), 0, ws, split)
         }
     };
-    // x gathered into the workspace after the split's region: every routed act-order plan on
-    // Hopper, and bwg's (which reads x by TMA boxes) when forced.
+    // x gathered into the workspace after the split's region: the gather-first plans above, and
+    // a forced bwg variant's (it reads x by TMA boxes, which cannot gather).
     let (workspace_bytes, x_gather_at) = if gather_first || (v.family == Family::Bwg && p.meta.has_perm) {
         let at = (workspace_bytes + 255) / 256 * 256;
         (at + (p.m * p.k() * p.dtype.size() as i64 + 255) / 256 * 256, Some(at))

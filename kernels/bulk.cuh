@@ -336,15 +336,13 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
           // or zero fill per chunk. M = 1 stages one row and every lane loads it: all eight MMA
           // columns hold the token (column 0 is the one stored; the others cost nothing).
           const int tok = TM == 1 ? 0 : t * 8 + g;
-          {
-            const uint32_t a = st + kW + tok * kXP + j * 128 + ci * 32;
-            asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];"
-                         : "=r"(xb[t][0].x), "=r"(xb[t][0].y), "=r"(xb[t][0].z), "=r"(xb[t][0].w)
-                         : "r"(a));
-            asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];"
-                         : "=r"(xb[t][1].x), "=r"(xb[t][1].y), "=r"(xb[t][1].z), "=r"(xb[t][1].w)
-                         : "r"(a + 16));
-          }
+          const uint32_t a = st + kW + tok * kXP + j * 128 + ci * 32;
+          asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];"
+                       : "=r"(xb[t][0].x), "=r"(xb[t][0].y), "=r"(xb[t][0].z), "=r"(xb[t][0].w)
+                       : "r"(a));
+          asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];"
+                       : "=r"(xb[t][1].x), "=r"(xb[t][1].y), "=r"(xb[t][1].z), "=r"(xb[t][1].w)
+                       : "r"(a + 16));
         }
 #pragma unroll
         for (int s = 0; s < NSW; ++s) {
@@ -393,36 +391,34 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
             // instead of 131 instructions per two chunks; 2-5 % faster in the lab on the Llama
             // layers, the same error (bench/NOTES.md, "Session 11"). Kept exact at 8/16 tokens,
             // where the ones-MMA and the corrections grow with the token tiles.
-            {
-              float part[MT][4], xs[MT][4];
-              const uint32_t ones[4] = {Raw<T>::kOne, Raw<T>::kOne, Raw<T>::kOne, Raw<T>::kOne};
+            float part[MT][4], xs[MT][4];
+            const uint32_t ones[4] = {Raw<T>::kOne, Raw<T>::kOne, Raw<T>::kOne, Raw<T>::kOne};
 #pragma unroll
-              for (int jj = 0; jj < 4; ++jj) {
-                uint32_t a[4];
-                Raw<T>::apply(words[jj], a);
-#pragma unroll
-                for (int t = 0; t < MT; ++t) {
-                  const uint4& u = xb[t][jj >> 1];
-                  const uint32_t b0 = (jj & 1) ? u.z : u.x, b1 = (jj & 1) ? u.w : u.y;
-                  if (jj == 0) {
-                    mma0<T>(part[t], a, b0, b1);
-                    mma0<T>(xs[t], ones, b0, b1);
-                  } else {
-                    mma<T>(part[t], a, b0, b1);
-                    mma<T>(xs[t], ones, b0, b1);
-                  }
-                }
-              }
-              const float f0 = Num<T>::to_f(*reinterpret_cast<const T*>(&s0)) / Raw<T>::kMul0;
-              const float f1 = Num<T>::to_f(*reinterpret_cast<const T*>(&s1)) / Raw<T>::kMul1;
-              const float c0 = Raw<T>::kBias0 + Raw<T>::kMul0 * static_cast<float>(z0);
-              const float c1 = Raw<T>::kBias1 + Raw<T>::kMul1 * static_cast<float>(z1);
+            for (int jj = 0; jj < 4; ++jj) {
+              uint32_t a[4];
+              Raw<T>::apply(words[jj], a);
 #pragma unroll
               for (int t = 0; t < MT; ++t) {
-                // (column 0 of rows g and g + 8: the columns the epilogue reads)
-                acc[t][s][0] = fmaf(f0, fmaf(-c0, xs[t][0], part[t][0]), acc[t][s][0]);
-                acc[t][s][2] = fmaf(f1, fmaf(-c1, xs[t][2], part[t][2]), acc[t][s][2]);
+                const uint4& u = xb[t][jj >> 1];
+                const uint32_t b0 = (jj & 1) ? u.z : u.x, b1 = (jj & 1) ? u.w : u.y;
+                if (jj == 0) {
+                  mma0<T>(part[t], a, b0, b1);
+                  mma0<T>(xs[t], ones, b0, b1);
+                } else {
+                  mma<T>(part[t], a, b0, b1);
+                  mma<T>(xs[t], ones, b0, b1);
+                }
               }
+            }
+            const float f0 = Num<T>::to_f(*reinterpret_cast<const T*>(&s0)) / Raw<T>::kMul0;
+            const float f1 = Num<T>::to_f(*reinterpret_cast<const T*>(&s1)) / Raw<T>::kMul1;
+            const float c0 = Raw<T>::kBias0 + Raw<T>::kMul0 * static_cast<float>(z0);
+            const float c1 = Raw<T>::kBias1 + Raw<T>::kMul1 * static_cast<float>(z1);
+#pragma unroll
+            for (int t = 0; t < MT; ++t) {
+              // (column 0 of rows g and g + 8: the columns the epilogue reads)
+              acc[t][s][0] = fmaf(f0, fmaf(-c0, xs[t][0], part[t][0]), acc[t][s][0]);
+              acc[t][s][2] = fmaf(f1, fmaf(-c1, xs[t][2], part[t][2]), acc[t][s][2]);
             }
           } else {
             // Exact (q - z) into the MMA, this chunk's fp32 sums scaled once (the chunk is in one

@@ -1,7 +1,8 @@
-// Act-order x for the bwg family: dst[m][k] = x[m][perm[k]] (2-byte elements: fp16 or bf16),
-// into the call's workspace, so the TMA boxes of kernels/bwg.cuh read a gathered copy. The other
-// families gather inside their mainloops; bwg's x arrives in boxes, which cannot gather, and wg's
-// in-loop gather made act-order prefill 10-15x slower than bwg (bench/NOTES.md, session 9).
+// Act-order x: dst[m][k] = x[m][perm[k]] (2-byte elements: fp16 or bf16) into the call's
+// workspace, so the plain plan reads a gathered copy (every routed act-order call on Hopper but
+// the small layers' fewest tokens, src/plan/mod.rs plan_uncached): the families' in-loop
+// gathers measured 1.2-13x slower at M = 1-64 (session 11) and 10-15x at prefill (session 9);
+// bwg's x arrives in TMA boxes, which cannot gather at all.
 // A perm entry outside [0, K) yields NaN (nan_bits), as in the other families (the host checks
 // perm first).
 //
@@ -109,7 +110,7 @@ __device__ __forceinline__ void gather_x_rows(const uint16_t* x, int64_t x_row_s
     __syncthreads();
   }
 #else
-  __trap();  // the planner gathers x only for bwg, which needs sm_90a
+  __trap();  // src/device/mod.rs launches this gather only on sm_90 (gather_rows_smem_max)
 #endif
 }
 

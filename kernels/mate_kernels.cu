@@ -36,8 +36,8 @@
 #include "variants.def"
 #undef MATE_VARIANT
 
-// Not variants: the act-order gathers of x that precede a bwg launch (kernels/gather.cuh;
-// src/device/mod.rs launches one of them, 256 threads a block).
+// Not variants: the act-order gathers of x that precede a launch on the gathered copy
+// (kernels/gather.cuh; src/device/mod.rs launches one of them, 256 threads a block).
 extern "C" __global__ void __launch_bounds__(256) mate_gather_x(const uint16_t* x, int64_t x_row_stride, const int32_t* perm, uint16_t* dst,
                                                                int M, int K, uint32_t nan_bits) {
   mate::gather_x_body(x, x_row_stride, perm, dst, M, K, nan_bits);

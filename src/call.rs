@@ -33,6 +33,11 @@ impl Problem {
     pub fn k(&self) -> i64 {
         self.meta.k
     }
+    /// The same call on x gathered by the act-order permutation into a contiguous M x K copy
+    /// (kernels/gather.cuh): no permutation, x as wide as the frame, row stride K.
+    pub fn on_gathered_x(&self) -> Problem {
+        Problem { meta: FrameMeta { has_perm: false, x_cols: self.meta.k, ..self.meta }, x_row_stride: self.k(), ..*self }
+    }
 }
 
 /// What `validate` returns to the functional overload: N for the output allocation.

@@ -390,7 +390,7 @@ fn bwg_routing_is_pinned() {
     // than sms / 2 tiles unless dect fills one wave over K <= 4096 (Llama-8B qkv, Qwen2-1.5B down;
     // not Llama-8B o), the same at M = 2-8 where bulk does not serve (Qwen2-1.5B down), and above
     // M = 64 wherever N % 128 == 0; measured, bench/NOTES.md "Session 5", "Session 8", "Session 11".
-    // M = 1, act order up to 64 tokens and devices without wgmma never.
+    // M = 1 and devices without wgmma never (act order: act_order_plans_are_the_plain_plans_on_gathered_x).
     let caps = Caps::uniform(132, 2);
     let fam = |m, k, n| VARIANTS[plan(&problem(m, k, n, 128, false, DType::F16), &caps).unwrap().variant].family;
     for (k, n, m2_8, m9_16, m17_32, m33_64) in [

@@ -57,7 +57,7 @@ pub fn launch(p: &Problem, plan: &Plan, call: &GemmCall) -> Result<()> {
         params.x = dst;
         params.x_row_stride = p.k();
         params.perm = std::ptr::null();
-        gathered = Problem { x_row_stride: p.k(), meta: crate::frame::FrameMeta { has_perm: false, x_cols: p.meta.k, ..p.meta }, ..*p };
+        gathered = p.on_gathered_x();
         &gathered
     } else {
         p

@@ -17,8 +17,9 @@ pub struct DeviceState {
     ctx: CuContext,
     _module: CuModule,
     functions: Vec<CuFunction>,
-    /// kernels/gather.cuh: act-order x gathered into the workspace ahead of a bwg launch, from
-    /// global memory (any K, any row stride) or through shared memory (gather_x_rows).
+    /// kernels/gather.cuh: act-order x gathered into the workspace ahead of a launch that reads
+    /// it as a plain x (Plan::x_gather_at), from global memory (any K, any row stride) or through
+    /// shared memory (gather_x_rows).
     pub gather_x: CuFunction,
     pub gather_x_rows: CuFunction,
     /// Shared memory per SM, and gather_x_rows' dynamic shared memory limit (0: not usable here).

@@ -13,7 +13,6 @@ pub mod cost;
 pub mod variants;
 
 use crate::call::Problem;
-use crate::frame::FrameMeta;
 use crate::error::{arg_err, Error, Result};
 use once_cell::sync::{Lazy, OnceCell};
 use std::collections::HashMap;
@@ -633,7 +632,7 @@ fn plan_uncached(call_p: &Problem, caps: &Caps, sms: i64, forced: Option<String>
         && caps.wgmma
         && call_p.meta.has_perm
         && !(call_p.m <= ACT_IN_LOOP_MAX_M && call_p.k() * call_p.n() < ACT_IN_LOOP_BELOW_WEIGHTS);
-    let plain = Problem { meta: FrameMeta { has_perm: false, x_cols: call_p.meta.k, ..call_p.meta }, x_row_stride: call_p.k(), ..*call_p };
+    let plain = call_p.on_gathered_x();
     let p = if gather_first { &plain } else { call_p };
     let idx = match forced {
         Some(sym) => {

@@ -1,13 +1,12 @@
-// Family "bulk": the Hopper decode kernel (built for M = 1; the template also takes 8 or 16 tokens,
-// which measured slower than dect). The decode families before it kept the bytes in flight in
+// Family "bulk": the Hopper decode kernel (M <= 16: one token, or tiles of 8 / 16 tokens). The decode families before it kept the bytes in flight in
 // registers or per-lane cp.async rings and measured latency-bound at low occupancy (DRAM at a third
 // of peak, bench/NOTES.md). Here one producer warp per CTA streams each stage with bulk copies
 // (cp.async.bulk, the copy engine: one instruction per contiguous piece, completion counted in bytes
 // on an mbarrier), so P stages of weights are in flight per CTA at no register cost, and WC consumer
 // warps only read shared memory, dequantize and issue mma.sync with the weights as A (frame v2's
 // lane order is the A fragment, kernels/dec.cuh): for groups >= 64 the chunk's fp32 sums are
-// scaled once, the MMA taking magic-biased raw weights corrected by an activation-sum MMA (one
-// token) or exact (q - z) (8/16 tokens); Deq<T> scales before the MMA (kPre, group 32).
+// scaled once, the MMA taking magic-biased raw weights corrected by an activation-sum MMA (up to
+// 8 tokens) or exact (q - z) (16 tokens); Deq<T> scales before the MMA (kPre, group 32).
 //
 // Work: an item is TN features (NS = TN/16 stripes of frame v2, each stripe's K chunks contiguous)
 // x a K range: the whole K (CTA b takes tiles b, b + gridDim.x, ...), or with kSplit an even
@@ -32,11 +31,11 @@
 namespace mate {
 namespace bulk {
 
-// K chunks (of 64) per stage: 16 (8 KB per stripe) for one token in 32 features; 8 for the 128-feature tiles
+// K chunks (of 64) per stage: 16 (8 KB per stripe) in the 32-feature tiles; 8 for the 128-feature tiles
 // (2 stages: measured 7-12 % faster than 4 chunks x 4 stages, bench/NOTES.md "Session 4"), 4 with
-// group 32 (twice the scale rows: 8 would not fit two CTAs per SM); 8 for other token tiles.
+// group 32 (twice the scale rows: 8 would not fit two CTAs per SM).
 template <int TM, int TN, bool kPre>
-__host__ __device__ constexpr int chunks_per_stage() { return TM == 1 && TN < 128 ? 16 : (TN >= 128 && kPre ? 4 : 8); }
+__host__ __device__ constexpr int chunks_per_stage() { return TN < 128 ? 16 : (kPre ? 4 : 8); }
 
 // Stripes each consumer warp covers (see bulk_body): all of a narrow tile's, one of a wide tile's
 // (two measured slower, bench/NOTES.md "Session 4"). Mirrored by Variant::bulk_stripes_per_warp
@@ -167,10 +166,8 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
   constexpr int MT = (TM + 7) / 8, NS = TN / 16;  // TM = 1: one activation row staged (M = 1 only)
   // How the consumer warps share a stage: warp w covers the NSW stripes of stripe block w % NB and
   // takes chunks w / NB, w / NB + PH, ... of the stage; the PH warps of one block add their sums
-  // in warp order. Narrow tiles (M = 1, NS <= 2): one block, every warp a chunk phase. Wide tiles
-  // (M = 2-16): the staged activation rows (as many bytes per chunk as 2 MT stripes) serve all
-  // of a warp's stripes at once, so warps cover whole stripes (narrow tiles of 8/16 tokens lost
-  // to dect for that reason, bench/NOTES.md "bulk").
+  // in warp order. Narrow tiles (NS <= 2: 1 or 8 tokens): one block, every warp a chunk phase.
+  // Wide tiles: one stripe a warp (two measured slower, bench/NOTES.md "Session 4").
   constexpr int NSW = stripes_per_warp<TM, TN, WC>();
   constexpr int NB = NS / NSW, PH = WC / NB;
   static_assert((TM == 1 || TM == 8 || TM == 16) && NB * NSW == NS && NB * PH == WC && P >= 2, "bad bulk tile");
@@ -344,6 +341,18 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
                        : "=r"(xb[t][1].x), "=r"(xb[t][1].y), "=r"(xb[t][1].z), "=r"(xb[t][1].w)
                        : "r"(a + 16));
         }
+        // One MMA column tile (M <= 8) post-scaled: the chunk's activation sum per token column,
+        // from an MMA against ones (every row holds it), shared by the warp's stripes (below).
+        [[maybe_unused]] float xs[4];
+        if constexpr (!kPre && MT == 1) {
+          const uint32_t ones[4] = {Raw<T>::kOne, Raw<T>::kOne, Raw<T>::kOne, Raw<T>::kOne};
+#pragma unroll
+          for (int jj = 0; jj < 4; ++jj) {
+            const uint4& u = xb[0][jj >> 1];
+            if (jj == 0) mma0<T>(xs, ones, u.x, u.y);
+            else mma<T>(xs, ones, (jj & 1) ? u.z : u.x, (jj & 1) ? u.w : u.y);
+          }
+        }
 #pragma unroll
         for (int s = 0; s < NSW; ++s) {
           const int sg = (warp % NB) * NSW + s;  // the stripe within the tile
@@ -384,44 +393,36 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
             Deq<T> dq;
             dq.set(*reinterpret_cast<const T*>(&s0), *reinterpret_cast<const T*>(&s1), z0, z1);
             steps(dq, [&](int t) -> float* { return acc[t][s]; }, std::false_type{});
-          } else if constexpr (TM == 1) {
-            // One token: the MMA takes magic-biased raw weights (dec.cuh Raw<T>, one LOP3 a
-            // register), and the bias and zero point come off the chunk's fp32 sums as
-            // (bias + mul * z) times the chunk's activation sum, from an MMA against ones: 102
-            // instead of 131 instructions per two chunks; 2-5 % faster in the lab on the Llama
-            // layers, the same error (bench/NOTES.md, "Session 11"). Kept exact at 8/16 tokens,
-            // where the ones-MMA and the corrections grow with the token tiles.
-            float part[MT][4], xs[MT][4];
-            const uint32_t ones[4] = {Raw<T>::kOne, Raw<T>::kOne, Raw<T>::kOne, Raw<T>::kOne};
+          } else if constexpr (MT == 1) {
+            // One MMA column tile (M <= 8): the MMA takes magic-biased raw weights (dec.cuh
+            // Raw<T>, one LOP3 a register), and the bias and zero point come off the chunk's fp32
+            // sums as (bias + mul * z) times the chunk's activation sum (xs, above): 102 instead
+            // of 131 instructions per two one-token chunks, 2-5 % faster in the lab on the Llama
+            // layers at M = 1, the same error (bench/NOTES.md, "Session 11"; 2-8 tokens: "Session
+            // 12"). Kept exact at 16 tokens, where the corrections double.
+            float part[4];
 #pragma unroll
             for (int jj = 0; jj < 4; ++jj) {
               uint32_t a[4];
               Raw<T>::apply(words[jj], a);
-#pragma unroll
-              for (int t = 0; t < MT; ++t) {
-                const uint4& u = xb[t][jj >> 1];
-                const uint32_t b0 = (jj & 1) ? u.z : u.x, b1 = (jj & 1) ? u.w : u.y;
-                if (jj == 0) {
-                  mma0<T>(part[t], a, b0, b1);
-                  mma0<T>(xs[t], ones, b0, b1);
-                } else {
-                  mma<T>(part[t], a, b0, b1);
-                  mma<T>(xs[t], ones, b0, b1);
-                }
-              }
+              const uint4& u = xb[0][jj >> 1];
+              const uint32_t b0 = (jj & 1) ? u.z : u.x, b1 = (jj & 1) ? u.w : u.y;
+              if (jj == 0) mma0<T>(part, a, b0, b1);
+              else mma<T>(part, a, b0, b1);
             }
             const float f0 = Num<T>::to_f(*reinterpret_cast<const T*>(&s0)) / Raw<T>::kMul0;
             const float f1 = Num<T>::to_f(*reinterpret_cast<const T*>(&s1)) / Raw<T>::kMul1;
             const float c0 = Raw<T>::kBias0 + Raw<T>::kMul0 * static_cast<float>(z0);
             const float c1 = Raw<T>::kBias1 + Raw<T>::kMul1 * static_cast<float>(z1);
-#pragma unroll
-            for (int t = 0; t < MT; ++t) {
-              // (column 0 of rows g and g + 8: the columns the epilogue reads)
-              acc[t][s][0] = fmaf(f0, fmaf(-c0, xs[t][0], part[t][0]), acc[t][s][0]);
-              acc[t][s][2] = fmaf(f1, fmaf(-c1, xs[t][2], part[t][2]), acc[t][s][2]);
+            // Rows g and g + 8; one token: column 0 only (the column the epilogue reads).
+            acc[0][s][0] = fmaf(f0, fmaf(-c0, xs[0], part[0]), acc[0][s][0]);
+            acc[0][s][2] = fmaf(f1, fmaf(-c1, xs[2], part[2]), acc[0][s][2]);
+            if constexpr (TM > 1) {
+              acc[0][s][1] = fmaf(f0, fmaf(-c0, xs[1], part[1]), acc[0][s][1]);
+              acc[0][s][3] = fmaf(f1, fmaf(-c1, xs[3], part[3]), acc[0][s][3]);
             }
           } else {
-            // Exact (q - z) into the MMA, this chunk's fp32 sums scaled once (the chunk is in one
+            // 16 tokens: exact (q - z) into the MMA, this chunk's fp32 sums scaled once (the chunk is in one
             // group): fewer instructions per weight than scaling each half2, and no fp16 rounding
             // of (q - z) * s.
             float part[MT][4];

@@ -139,8 +139,8 @@ impl Variant {
 
 /// bulk: K chunks (of 64) per stage for tile `tm` x `tn`, pre-scale or not (kernels/bulk.cuh
 /// chunks_per_stage()).
-pub fn bulk_chunks_per_stage(tm: u32, tn: u32, pre: bool) -> u32 {
-    if tm == 1 && tn < 128 {
+pub fn bulk_chunks_per_stage(_tm: u32, tn: u32, pre: bool) -> u32 {
+    if tn < 128 {
         16
     } else if tn >= 128 && pre {
         4

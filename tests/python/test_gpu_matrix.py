@@ -268,11 +268,11 @@ def test_bwg_variants_parity(dtype, sym, g, tile, M, forced):
     check_splits(forced, [split], x, fr, w, dtype, sms_list=(7, 33, 40, 100, 132))
 
 
-@pytest.mark.parametrize("tile,M", [("_m1_n32_", 1), ("_m8_n128_", 5), ("_m16_n128_", 16)])
+@pytest.mark.parametrize("tile,M", [("_m1_n32_", 1), ("_m8_n32_", 3), ("_m8_n32_", 8), ("_m8_n128_", 5), ("_m16_n128_", 16)])
 @pytest.mark.parametrize("dtype,sym,g", [(torch.float16, True, 128), (torch.bfloat16, False, 32), (torch.float16, False, -1)])
 def test_bulk_variants_parity(dtype, sym, g, tile, M, forced):
-    """bulk family, each tile (M = 1: 32 features, 16 chunks per stage; M = 2-16: 128 features,
-    4 chunks per stage): the whole-K variant matches the float64 reference with a partial last
+    """bulk family, each tile (1 or 8 tokens x 32 features, 16 chunks per stage; 8 or 16 tokens x
+    128 features, 8 chunks per stage, 4 with group 32): the whole-K variant matches the float64 reference with a partial last
     stage (K = 4224 is 66 chunks) and per-channel groups that are not a power of two; split
     variants are bit-identical across reruns for each SM count (the split follows it) and close to
     whole K."""

@@ -5,8 +5,9 @@
 // on an mbarrier), so P stages of weights are in flight per CTA at no register cost, and WC consumer
 // warps only read shared memory, dequantize and issue mma.sync with the weights as A (frame v2's
 // lane order is the A fragment, kernels/dec.cuh): for groups >= 64 the chunk's fp32 sums are
-// scaled once, the MMA taking magic-biased raw weights corrected by an activation-sum MMA (up to
-// 8 tokens) or exact (q - z) (16 tokens); Deq<T> scales before the MMA (kPre, group 32).
+// scaled once, the MMA taking magic-biased raw weights corrected by an activation-sum MMA (one
+// token, or 8 in a 32-feature tile) or exact (q - z) (the 128-feature tiles at 8/16 tokens);
+// Deq<T> scales before the MMA (kPre, group 32).
 //
 // Work: an item is TN features (NS = TN/16 stripes of frame v2, each stripe's K chunks contiguous)
 // x a K range: the whole K (CTA b takes tiles b, b + gridDim.x, ...), or with kSplit an even
@@ -170,6 +171,8 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
   // Wide tiles: one stripe a warp (two measured slower, bench/NOTES.md "Session 4").
   constexpr int NSW = stripes_per_warp<TM, TN, WC>();
   constexpr int NB = NS / NSW, PH = WC / NB;
+  // Post-scale on raw weights corrected by activation sums (below): one token, or 8 in a narrow tile.
+  constexpr bool kRaw = !kPre && (TM == 1 || (MT == 1 && NSW > 1));
   static_assert((TM == 1 || TM == 8 || TM == 16) && NB * NSW == NS && NB * PH == WC && P >= 2, "bad bulk tile");
   static_assert(!kZeros || NS % 2 == 0, "bulk: zero-point rows are copied in 16-byte (32-feature) pieces");
   constexpr int kW = w_bytes<TM, TN, kPre>();
@@ -341,18 +344,7 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
                        : "=r"(xb[t][1].x), "=r"(xb[t][1].y), "=r"(xb[t][1].z), "=r"(xb[t][1].w)
                        : "r"(a + 16));
         }
-        // One MMA column tile (M <= 8) post-scaled: the chunk's activation sum per token column,
-        // from an MMA against ones (every row holds it), shared by the warp's stripes (below).
-        [[maybe_unused]] float xs[4];
-        if constexpr (!kPre && MT == 1) {
-          const uint32_t ones[4] = {Raw<T>::kOne, Raw<T>::kOne, Raw<T>::kOne, Raw<T>::kOne};
-#pragma unroll
-          for (int jj = 0; jj < 4; ++jj) {
-            const uint4& u = xb[0][jj >> 1];
-            if (jj == 0) mma0<T>(xs, ones, u.x, u.y);
-            else mma<T>(xs, ones, (jj & 1) ? u.z : u.x, (jj & 1) ? u.w : u.y);
-          }
-        }
+        [[maybe_unused]] float xs[4];  // kRaw: the chunk's activation sums (below)
 #pragma unroll
         for (int s = 0; s < NSW; ++s) {
           const int sg = (warp % NB) * NSW + s;  // the stripe within the tile
@@ -393,22 +385,31 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
             Deq<T> dq;
             dq.set(*reinterpret_cast<const T*>(&s0), *reinterpret_cast<const T*>(&s1), z0, z1);
             steps(dq, [&](int t) -> float* { return acc[t][s]; }, std::false_type{});
-          } else if constexpr (MT == 1) {
-            // One MMA column tile (M <= 8): the MMA takes magic-biased raw weights (dec.cuh
+          } else if constexpr (kRaw) {
+            // One token, or 8 in a narrow tile: the MMA takes magic-biased raw weights (dec.cuh
             // Raw<T>, one LOP3 a register), and the bias and zero point come off the chunk's fp32
-            // sums as (bias + mul * z) times the chunk's activation sum (xs, above): 102 instead
+            // sums as (bias + mul * z) times the chunk's activation sum (xs): 102 instead
             // of 131 instructions per two one-token chunks, 2-5 % faster in the lab on the Llama
             // layers at M = 1, the same error (bench/NOTES.md, "Session 11"; 2-8 tokens: "Session
-            // 12"). Kept exact at 16 tokens, where the corrections double.
+            // 12"). Kept exact in the wide tiles at 8/16 tokens: there the extra MMAs measured 4-8 %
+            // slower (8 tokens), and the 8-token split variant spills at ptxas' 96-register cap.
+            // The activation sums per token column (every row holds them): an MMA against ones,
+            // with the first stripe's steps (interleaved so: kept as ptxas unrolls it).
             float part[4];
+            const uint32_t ones[4] = {Raw<T>::kOne, Raw<T>::kOne, Raw<T>::kOne, Raw<T>::kOne};
 #pragma unroll
             for (int jj = 0; jj < 4; ++jj) {
               uint32_t a[4];
               Raw<T>::apply(words[jj], a);
               const uint4& u = xb[0][jj >> 1];
               const uint32_t b0 = (jj & 1) ? u.z : u.x, b1 = (jj & 1) ? u.w : u.y;
-              if (jj == 0) mma0<T>(part, a, b0, b1);
-              else mma<T>(part, a, b0, b1);
+              if (jj == 0) {
+                mma0<T>(part, a, b0, b1);
+                if (s == 0) mma0<T>(xs, ones, b0, b1);
+              } else {
+                mma<T>(part, a, b0, b1);
+                if (s == 0) mma<T>(xs, ones, b0, b1);
+              }
             }
             const float f0 = Num<T>::to_f(*reinterpret_cast<const T*>(&s0)) / Raw<T>::kMul0;
             const float f1 = Num<T>::to_f(*reinterpret_cast<const T*>(&s1)) / Raw<T>::kMul1;
@@ -422,7 +423,7 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
               acc[0][s][3] = fmaf(f1, fmaf(-c1, xs[3], part[3]), acc[0][s][3]);
             }
           } else {
-            // 16 tokens: exact (q - z) into the MMA, this chunk's fp32 sums scaled once (the chunk is in one
+            // Exact (q - z) into the MMA, this chunk's fp32 sums scaled once (the chunk is in one
             // group): fewer instructions per weight than scaling each half2, and no fp16 rounding
             // of (q - z) * s.
             float part[MT][4];

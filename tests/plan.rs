@@ -388,7 +388,8 @@ fn bwg_routing_is_pinned() {
     // gate_up and down), at M = 33-64 (32-token m-tiles) on layers of 2^23-2^24 weights (Llama-8B o,
     // Qwen2-1.5B down), and at M = 9-16 on layers of 2^23-2^25 weights with fewer
     // than sms / 2 tiles unless dect fills one wave over K <= 4096 (Llama-8B qkv, Qwen2-1.5B down;
-    // not Llama-8B o), the same at M = 2-8 where bulk does not serve (Qwen2-1.5B down), and above
+    // not Llama-8B o), the same at M = 2-8 where bulk does not serve (none of these layers since
+    // bulk's 8-token x 32-feature tiles took Qwen2-1.5B down, session 12), and above
     // M = 64 wherever N % 128 == 0; measured, bench/NOTES.md "Session 5", "Session 8", "Session 11".
     // M = 1 and devices without wgmma never (act order: act_order_plans_are_the_plain_plans_on_gathered_x).
     let caps = Caps::uniform(132, 2);
@@ -402,7 +403,7 @@ fn bwg_routing_is_pinned() {
         (8192, 57344, false, false, true, false),
         (28672, 8192, false, false, true, false),
         (1536, 17920, false, false, true, false),
-        (8960, 1536, true, true, true, true),
+        (8960, 1536, false, true, true, true),
         (1536, 2048, false, false, false, false),
         (1536, 1536, false, false, false, false),
     ] {
@@ -446,7 +447,7 @@ fn bwg_routing_is_pinned() {
     assert_eq!(split(4096, 4096, 28672), (132, 1)); // 3584 tiles: 896 stages vs 869
     assert_eq!(split(32, 4096, 28672), (224, 1)); // 32-token tiles: no stream-K (224 tiles, 264 slots)
     assert_eq!(split(16, 4096, 6144), (240, 5)); // 48 tiles, 5 each: 4 stages
-    assert_eq!(split(4, 8960, 1536), (204, 17)); // 12 tiles of 35 stages: 17 each (two stages a part), not 22
+    assert_eq!(split(16, 8960, 1536), (204, 17)); // 12 tiles of 35 stages: 17 each (two stages a part), not 22
     assert_eq!((bwg_streamk_whole_tiles(3584, 132), bwg_streamk_whole_tiles(263, 132), bwg_streamk_whole_tiles(264, 132)), (3432, 0, 132));
 }
 
@@ -454,32 +455,46 @@ fn bwg_routing_is_pinned() {
 fn bulk_routing_is_pinned() {
     // Hopper: the bulk-copy family at M = 1 on layers of > 2^24 weights, and from 2^23 where dect
     // would not fill the SMs (measured, bench/NOTES.md "bulk"); at M = 2-16 (128-feature tiles)
-    // on layers of > 2^24 weights (bench/NOTES.md "Session 4"). Llama-8B o, the small Qwen2-1.5B
-    // qkv/o, M > 16 and act-order frames stay on the other families.
+    // on layers of > 2^24 weights (bench/NOTES.md "Session 4"); at M = 2-8 in 8-token x 32-feature
+    // tiles where bulk_narrow_multi says (Llama-8B o and Qwen2-1.5B down too; bench/NOTES.md
+    // "Session 12"). The small Qwen2-1.5B qkv/o, M > 16 and act-order frames stay on the other
+    // families.
     let caps = Caps::uniform(132, 2);
     // (M = 9-16 on Llama-8B qkv goes to bwg since session 5: bwg_routing_is_pinned.)
-    for (k, n, m1, m2_8, m9_16) in [
-        (4096, 6144, true, true, false),
-        (4096, 4096, false, false, false),
-        (4096, 28672, true, true, true),
-        (14336, 4096, true, true, true),
-        (8192, 57344, true, true, true),
-        (28672, 8192, true, true, true),
-        (1536, 17920, true, true, true),
-        (8960, 1536, true, false, false),
-        (1536, 2048, false, false, false),
-        (1536, 1536, false, false, false),
+    for (k, n, m1, m2, m8, m9_16) in [
+        (4096, 6144, true, true, true, false),
+        (4096, 4096, false, true, false, false),
+        (4096, 28672, true, true, true, true),
+        (14336, 4096, true, true, true, true),
+        (8192, 57344, true, true, true, true),
+        (28672, 8192, true, true, true, true),
+        (1536, 17920, true, true, true, true),
+        (8960, 1536, true, true, true, false),
+        (1536, 2048, false, false, false, false),
+        (1536, 1536, false, false, false, false),
     ] {
         for m in [1, 2, 8, 9, 16, 17] {
             let v = &VARIANTS[plan(&problem(m, k, n, 128, false, DType::F16), &caps).unwrap().variant];
             let want = match m {
                 1 => m1,
-                2..=8 => m2_8,
+                2 => m2,
+                8 => m8,
                 9..=16 => m9_16,
                 _ => false,
             };
             assert_eq!(v.family == Family::Bulk, want, "M={m} K={k} N={n}");
         }
+    }
+    // M = 2-8: 8-token x 32-feature tiles on layers of 2^23-2^26 weights at M = 2, at M = 3-4
+    // where the tiles fit one round of the slots, at M = 5-8 a quarter of it; else 128 features.
+    for (m, k, n, tn) in [(2, 4096, 6144, 32), (4, 4096, 6144, 32), (5, 4096, 6144, 128), (2, 4096, 4096, 32),
+                          (4, 8192, 8192, 32), (8, 8192, 8192, 128), (2, 4096, 28672, 128), (2, 8192, 10240, 128),
+                          (2, 1536, 17920, 32), (4, 1536, 17920, 128), (8, 8960, 1536, 32), (2, 14336, 4096, 32)] {
+        let v = &VARIANTS[plan(&problem(m, k, n, 128, false, DType::F16), &caps).unwrap().variant];
+        assert_eq!((v.family, v.tm, v.tn), (Family::Bulk, 8, tn), "M={m} K={k} N={n}");
+        assert_eq!(bulk_tile_features(&problem(m, k, n, 128, false, DType::F16), 132), tn, "M={m} K={k} N={n}");
+        let v = &VARIANTS[plan(&problem(m, k, n, 32, false, DType::BF16), &caps).unwrap().variant];
+        assert_eq!((v.family, v.tn, v.pre), (Family::Bulk, tn, true), "M={m} K={k} N={n} group 32");
     }
     // M = 1: 128-feature tiles from 2^25 weights (bulk_tile_features), else 32; 32 also where
     // whole 32-feature tiles make one round of >= 90 % of the slots over K <= 8192 (Llama-70B o:

@@ -260,19 +260,48 @@ pub const BULK_MIN_WEIGHTS: i64 = 1 << 23;
 /// decode family would not fill the SMs (Qwen2-1.5B down: 6.9 vs 10.4 us); it loses where its
 /// CTAs are only a stage or two deep and dect fills the SMs (Llama-8B o, 7.1 vs 6.5 us; Qwen2-1.5B
 /// qkv/o). At M = 2-16 (128-feature tiles) it wins on layers of more than 2^24 weights (lab,
-/// bench/NOTES.md "Session 4"). No act order.
+/// bench/NOTES.md "Session 4"), and at M = 2-8 in 32-feature tiles where [`bulk_narrow_multi`]
+/// says (from 2^23 weights). No act order.
 pub fn prefer_bulk(p: &Problem, sms: i64) -> bool {
     let weights = p.k() * p.n();
     let big = weights > 2 * BULK_MIN_WEIGHTS;
     p.m <= BULK_MAX_M
         && !p.meta.has_perm
-        && (big || (p.m == 1 && weights >= BULK_MIN_WEIGHTS && !prefer_cta_tiles(p, sms)))
+        && (big || (p.m == 1 && weights >= BULK_MIN_WEIGHTS && !prefer_cta_tiles(p, sms)) || bulk_narrow_multi(p, sms))
+}
+
+/// Weights (K x N elements) up to which the 8-token x 32-feature bulk tile serves ([`bulk_narrow_multi`]).
+pub const BULK_NARROW_MAX_WEIGHTS: i64 = 1 << 26;
+
+/// bulk: whether M = 2-8 tokens go in 8-token x 32-feature tiles (the one-token tile's 16-chunk
+/// stages, every consumer warp a chunk phase of both stripes) rather than 128-feature tiles or the
+/// other families. Measured on the H200 (forced beside the routed plans,
+/// results/2026-11-30-bulk-narrow-m2-8.json): at M = 2 on every layer of 2^23-2^26 weights
+/// (Llama-8B qkv 6.2 vs 8.7 us, Qwen2-1.5B down 5.1 vs 8.5, Llama-70B o 12.1 vs 13.4, Llama-8B o
+/// 5.6 vs dect's 6.1, Qwen2-1.5B gate_up 6.9 vs 7.9); the staged activation rows (2 KB a token a
+/// stage beside 16 KB of weights) cost more with every token: at M = 3-4 only where the tiles fit
+/// one round of the slots (Qwen2-1.5B gate_up's 560 tiles lose there, 8.5 vs 8.1), at M = 5-8 only
+/// where a quarter of the slots holds them (Qwen2-1.5B down's 48: 6.0 vs 8.5; Llama-8B qkv and
+/// down tie, Llama-70B o loses, 15.3 vs 14.1). Above 2^26 weights the 128-feature tiles win
+/// (Llama-8B gate_up M = 2 19.6 vs 22.8, Llama-70B down 36.6 vs 39.0).
+pub fn bulk_narrow_multi(p: &Problem, sms: i64) -> bool {
+    let weights = p.k() * p.n();
+    let tiles = p.n() / 32;
+    let slots = sms * BULK_CTAS_PER_SM;
+    (BULK_MIN_WEIGHTS..=BULK_NARROW_MAX_WEIGHTS).contains(&weights)
+        && match p.m {
+            2 => true,
+            3..=4 => tiles <= slots,
+            5..=8 => 4 * tiles <= slots,
+            _ => false,
+        }
 }
 
 /// Weights (K x N elements) from which the bulk family streams one token in 128-feature tiles.
 pub const BULK_WIDE_M1_WEIGHTS: i64 = 1 << 25;
 
-/// bulk: features per tile. 128 at M >= 2 (the only tiles built there); at M = 1, 128 on layers
+/// bulk: features per tile. At M = 2-8, 32 where [`bulk_narrow_multi`] says, else 128 (also at
+/// M = 9-16); at M = 1, 128 on layers
 /// of >= 2^25 weights with N % 128 == 0, else 32. Measured on the H200 (forced tiles in one run,
 /// results/2026-11-29-m1-tiles.json, bench/NOTES.md "Session 6"): 128 features beat 32 on every
 /// Llama layer of >= 2^25 weights (70b qkv 17.5 vs 20.9 us, 8b gate_up 21.7 vs 23.7, 70b down
@@ -286,7 +315,10 @@ pub fn bulk_tile_features(p: &Problem, sms: i64) -> u32 {
     let narrow_tiles = p.n() / 32;
     let slots = sms * BULK_CTAS_PER_SM;
     let one_round = narrow_tiles <= slots && 10 * narrow_tiles >= 9 * slots && p.k() <= 8192;
-    if p.m > 1 || (p.k() * p.n() >= BULK_WIDE_M1_WEIGHTS && p.n() % 128 == 0 && !one_round) {
+    if p.m > 1 {
+        return if bulk_narrow_multi(p, sms) { 32 } else { 128 };
+    }
+    if p.k() * p.n() >= BULK_WIDE_M1_WEIGHTS && p.n() % 128 == 0 && !one_round {
         128
     } else {
         32

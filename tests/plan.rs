@@ -493,8 +493,14 @@ fn bulk_routing_is_pinned() {
         let v = &VARIANTS[plan(&problem(m, k, n, 128, false, DType::F16), &caps).unwrap().variant];
         assert_eq!((v.family, v.tm, v.tn), (Family::Bulk, 8, tn), "M={m} K={k} N={n}");
         assert_eq!(bulk_tile_features(&problem(m, k, n, 128, false, DType::F16), 132), tn, "M={m} K={k} N={n}");
+        // group 32 (pre-scale): never the narrow tile (not built)
         let v = &VARIANTS[plan(&problem(m, k, n, 32, false, DType::BF16), &caps).unwrap().variant];
-        assert_eq!((v.family, v.tn, v.pre), (Family::Bulk, tn, true), "M={m} K={k} N={n} group 32");
+        assert!(!(v.family == Family::Bulk && v.tn == 32), "M={m} K={k} N={n} group 32: {}", v.symbol);
+    }
+    // zero points: the narrow tile up to 2^25 weights only (Llama-8B qkv yes; 8B down, 70B o no)
+    for (k, n, tn) in [(4096, 6144, 32), (8960, 1536, 32), (14336, 4096, 128), (8192, 8192, 128)] {
+        let v = &VARIANTS[plan(&problem(2, k, n, 128, true, DType::F16), &caps).unwrap().variant];
+        assert_eq!((v.family, v.tn, v.zeros), (Family::Bulk, tn, true), "zp M=2 K={k} N={n}");
     }
     // M = 1: 128-feature tiles from 2^25 weights (bulk_tile_features), else 32; 32 also where
     // whole 32-feature tiles make one round of >= 90 % of the slots over K <= 8192 (Llama-70B o:

@@ -270,8 +270,10 @@ pub fn prefer_bulk(p: &Problem, sms: i64) -> bool {
         && (big || (p.m == 1 && weights >= BULK_MIN_WEIGHTS && !prefer_cta_tiles(p, sms)) || bulk_narrow_multi(p, sms))
 }
 
-/// Weights (K x N elements) up to which the 8-token x 32-feature bulk tile serves ([`bulk_narrow_multi`]).
+/// Weights (K x N elements) up to which the 8-token x 32-feature bulk tile serves ([`bulk_narrow_multi`]);
+/// with zero points, up to the second.
 pub const BULK_NARROW_MAX_WEIGHTS: i64 = 1 << 26;
+pub const BULK_NARROW_ZP_MAX_WEIGHTS: i64 = 1 << 25;
 
 /// bulk: whether M = 2-8 tokens go in 8-token x 32-feature tiles (the one-token tile's 16-chunk
 /// stages, every consumer warp a chunk phase of both stripes) rather than 128-feature tiles or the
@@ -283,12 +285,18 @@ pub const BULK_NARROW_MAX_WEIGHTS: i64 = 1 << 26;
 /// one round of the slots (Qwen2-1.5B gate_up's 560 tiles lose there, 8.5 vs 8.1), at M = 5-8 only
 /// where a quarter of the slots holds them (Qwen2-1.5B down's 48: 6.0 vs 8.5; Llama-8B qkv and
 /// down tie, Llama-70B o loses, 15.3 vs 14.1). Above 2^26 weights the 128-feature tiles win
-/// (Llama-8B gate_up M = 2 19.6 vs 22.8, Llama-70B down 36.6 vs 39.0).
+/// (Llama-8B gate_up M = 2 19.6 vs 22.8, Llama-70B down 36.6 vs 39.0). Post-scale frames only
+/// (group 32's pre-scaled narrow tile lost 16-22 % on Llama-8B o / down and 70B o, bf16, and is not
+/// built), and with zero points only up to 2^25 weights (the stage's zero-point rows: Llama-70B o
+/// lost 7-9 %, 8B down 2 %; Qwen2-1.5B down won 0.74x, Llama-8B qkv 0.82-0.88x;
+/// results/2026-11-30-bulk-narrow-routed.json).
 pub fn bulk_narrow_multi(p: &Problem, sms: i64) -> bool {
     let weights = p.k() * p.n();
     let tiles = p.n() / 32;
     let slots = sms * BULK_CTAS_PER_SM;
     (BULK_MIN_WEIGHTS..=BULK_NARROW_MAX_WEIGHTS).contains(&weights)
+        && p.meta.group() % 64 == 0
+        && (!p.meta.has_zeros || weights <= BULK_NARROW_ZP_MAX_WEIGHTS)
         && match p.m {
             2 => true,
             3..=4 => tiles <= slots,

@@ -28,10 +28,19 @@ __device__ __forceinline__ void gather_x_body(const uint16_t* __restrict__ x, in
   if (i >= static_cast<int64_t>(M) * pieces) return;
   const int m = static_cast<int>(i / pieces), k0 = static_cast<int>(i - static_cast<int64_t>(m) * pieces) * 8;
   const uint16_t* row = x + static_cast<int64_t>(m) * x_row_stride;
+  // A programmatic launch (where src/plan/mod.rs gather_programmatic says; both instructions are
+  // no-ops after a plain launch): perm (never written by a kernel) before the wait for the
+  // previous kernel, x and the stores after it (the previous kernel may write x, or still read
+  // this workspace); the trigger lets the GEMM behind start its prologue.
+  pdl_trigger();
+  int c[8];
+#pragma unroll
+  for (int j = 0; j < 8; ++j) c[j] = __ldg(perm + k0 + j);
+  pdl_wait();
   uint32_t w[4];
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
-    const int c0 = __ldg(perm + k0 + 2 * j), c1 = __ldg(perm + k0 + 2 * j + 1);
+    const int c0 = c[2 * j], c1 = c[2 * j + 1];
     const uint32_t lo = static_cast<uint32_t>(c0) < static_cast<uint32_t>(K) ? __ldg(row + c0) : nan_bits;
     const uint32_t hi = static_cast<uint32_t>(c1) < static_cast<uint32_t>(K) ? __ldg(row + c1) : nan_bits;
     w[j] = lo | (hi << 16);

@@ -4,7 +4,7 @@
 use mate::call::{Device, Problem};
 use mate::frame::{FrameMeta, GROUP_SIZES};
 use mate::plan::{
-    bulk_split, bulk_tile_features, bwg_split, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, BULK_CTAS_PER_SM, prefer_cta_tiles, prefer_wgmma, Caps, Family, ACT_IN_LOOP_BELOW_WEIGHTS, ACT_IN_LOOP_MAX_M, DEC_MAX_M, VARIANTS,
+    bulk_split, bulk_tile_features, bwg_split, gather_programmatic, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, BULK_CTAS_PER_SM, prefer_cta_tiles, prefer_wgmma, Caps, Family, ACT_IN_LOOP_BELOW_WEIGHTS, ACT_IN_LOOP_MAX_M, DEC_MAX_M, VARIANTS,
 };
 use mate::plan::variants::{bulk_chunks_per_stage, bwg_chunks_per_stage};
 use mate::tensor::DType;
@@ -545,5 +545,16 @@ fn bulk_variants_fit_their_ctas_per_sm() {
         let ctas = if v.family == Family::Bulk { BULK_CTAS_PER_SM } else { v.ctas_per_sm() as i64 };
         assert!(per_cta * ctas <= 228 * 1024, "{}: {} bytes per CTA", v.symbol, per_cta);
         assert!(v.dynamic_smem() <= 227 * 1024, "{}: over the per-CTA limit", v.symbol);
+    }
+}
+
+#[test]
+fn programmatic_gather_is_pinned() {
+    // The act-order gather launches programmatically at M <= 8, and at M = 9-16 below 2^26
+    // weights (measured: bench/NOTES.md "Session 12"); the Llama-70B layers at M >= 16 and every
+    // layer at M > 16 keep the plain launch.
+    for (m, k, n, want) in [(1, 28672, 8192, true), (8, 8192, 8192, true), (16, 4096, 28672, false), (16, 4096, 14336, true),
+                            (16, 8960, 1536, true), (16, 8192, 8192, false), (17, 1536, 1536, false), (64, 4096, 4096, false)] {
+        assert_eq!(gather_programmatic(&problem(m, k, n, 128, false, DType::F16)), want, "M={m} K={k} N={n}");
     }
 }

@@ -85,7 +85,7 @@ pub fn launch(p: &Problem, plan: &Plan, call: &GemmCall) -> Result<()> {
     let pdl = v.programmatic_launch() && dev.capability.0 >= 9 && d.cuLaunchKernelEx.is_some() && pdl_enabled()?;
     let rc = unsafe {
         if pdl {
-            launch_programmatic(d, dev.function(plan.variant), plan, call.stream as driver::CuStream, args.as_mut_ptr())
+            launch_programmatic(d, dev.function(plan.variant), plan.grid, plan.block, plan.dynamic_smem, call.stream as driver::CuStream, args.as_mut_ptr())
         } else {
             (d.cuLaunchKernel)(
                 dev.function(plan.variant),
@@ -160,8 +160,16 @@ fn gather_x(d: &driver::Driver, dev: &registry::DeviceState, p: &Problem, params
         &mut k as *mut _ as *mut c_void,
         &mut nan as *mut _ as *mut c_void,
     ];
+    // The element-parallel gather launches programmatically where crate::plan::gather_programmatic
+    // says (kernels/gather.cuh: perm before its griddepcontrol.wait, x and the stores after); the
+    // rows kernel keeps a plain launch (session 10: slower so).
+    let pdl = !rows_ok && crate::plan::gather_programmatic(p) && dev.capability.0 >= 9 && d.cuLaunchKernelEx.is_some() && pdl_enabled()?;
     let rc = unsafe {
-        (d.cuLaunchKernel)(func, blocks, 1, 1, THREADS, 1, 1, smem, stream, args.as_mut_ptr(), std::ptr::null_mut())
+        if pdl {
+            launch_programmatic(d, func, [blocks, 1, 1], [THREADS, 1, 1], smem, stream, args.as_mut_ptr())
+        } else {
+            (d.cuLaunchKernel)(func, blocks, 1, 1, THREADS, 1, 1, smem, stream, args.as_mut_ptr(), std::ptr::null_mut())
+        }
     };
     driver::check(d, rc, if rows_ok { "cuLaunchKernel(mate_gather_x_rows)" } else { "cuLaunchKernel(mate_gather_x)" })
 }
@@ -172,16 +180,18 @@ fn gather_x(d: &driver::Driver, dev: &registry::DeviceState, p: &Problem, params
 unsafe fn launch_programmatic(
     d: &driver::Driver,
     f: driver::CuFunction,
-    plan: &Plan,
+    grid: [u32; 3],
+    block: [u32; 3],
+    dynamic_smem: u32,
     stream: driver::CuStream,
     args: *mut *mut c_void,
 ) -> driver::CuResult {
     let mut attr = driver::LaunchAttribute { id: driver::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, pad: [0; 4], value: [0; 64] };
     attr.value[..4].copy_from_slice(&1i32.to_ne_bytes()); // programmaticStreamSerializationAllowed
     let config = driver::LaunchConfig {
-        grid: plan.grid,
-        block: plan.block,
-        shared_mem_bytes: plan.dynamic_smem,
+        grid,
+        block,
+        shared_mem_bytes: dynamic_smem,
         stream,
         attrs: &mut attr,
         num_attrs: 1,

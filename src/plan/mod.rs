@@ -654,6 +654,18 @@ pub fn plan(p: &Problem, caps: &Caps) -> Result<Plan> {
     Ok(planned)
 }
 
+/// Act order, the gather-first plans: whether the element-parallel gather of x is launched
+/// programmatically (perm loaded before its griddepcontrol.wait, x read and the copy stored after;
+/// it triggers its dependent at once, so the GEMM behind it starts its weight prologue during the
+/// gather). Measured on the H200 (results/2026-11-30-act-gather-pdl-ab.json, two alternated
+/// rounds): 0.68-0.90x at M = 1-4 (Qwen2-1.5B down M = 1 8.9 -> 6.1 us, Llama-8B qkv M = 4 12.7 ->
+/// 10.2), 0.86-0.93x at M = 16 on layers below 2^26 weights; on the Llama-70B layers at M >= 16
+/// and at M = 64 it lost or tied (70B down M = 16 53 -> 58 us, 70B o +5 %), as did a trigger
+/// after the stores (1.08x overall). So: M <= 8, or M <= 16 below 2^26 weights.
+pub fn gather_programmatic(p: &Problem) -> bool {
+    p.m <= 8 || (p.m <= 16 && p.k() * p.n() < 1 << 26)
+}
+
 /// Act order on Hopper: layers below this many weights (K x N) keep the in-loop gather up to
 /// [`ACT_IN_LOOP_MAX_M`] tokens (Qwen2-1.5B qkv and o measured at M = 1, 2, 4, 8 and 16:
 /// results/2026-11-30-act-order-gather-first.json).

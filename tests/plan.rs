@@ -453,17 +453,16 @@ fn bwg_routing_is_pinned() {
 
 #[test]
 fn bulk_routing_is_pinned() {
-    // Hopper: the bulk-copy family at M = 1 on layers of > 2^24 weights, and from 2^23 where dect
-    // would not fill the SMs (measured, bench/NOTES.md "bulk"); at M = 2-16 (128-feature tiles)
+    // Hopper: the bulk-copy family at M = 1 on layers of >= 2^24 weights, and from 2^23 where dect
+    // would not fill the SMs (measured, bench/NOTES.md "bulk", "Session 12"); at M = 2-16 (128-feature tiles)
     // on layers of > 2^24 weights (bench/NOTES.md "Session 4"); at M = 2-8 in 8-token x 32-feature
-    // tiles where bulk_narrow_multi says (Llama-8B o and Qwen2-1.5B down too; bench/NOTES.md
-    // "Session 12"). The small Qwen2-1.5B qkv/o, M > 16 and act-order frames stay on the other
+    // tiles where bulk_narrow_multi says (Qwen2-1.5B down too; bench/NOTES.md "Session 12"). The small Qwen2-1.5B qkv/o, M > 16 and act-order frames stay on the other
     // families.
     let caps = Caps::uniform(132, 2);
     // (M = 9-16 on Llama-8B qkv goes to bwg since session 5: bwg_routing_is_pinned.)
     for (k, n, m1, m2, m8, m9_16) in [
         (4096, 6144, true, true, true, false),
-        (4096, 4096, false, true, false, false),
+        (4096, 4096, true, true, false, false),
         (4096, 28672, true, true, true, true),
         (14336, 4096, true, true, true, true),
         (8192, 57344, true, true, true, true),
@@ -506,7 +505,7 @@ fn bulk_routing_is_pinned() {
     // whole 32-feature tiles make one round of >= 90 % of the slots over K <= 8192 (Llama-70B o:
     // 256 on 264; not 70B down, K = 28672).
     for (k, n, tn) in [(4096, 28672, 128), (8192, 10240, 128), (14336, 4096, 128), (28672, 8192, 128), (8192, 8192, 32),
-                       (4096, 6144, 32), (1536, 17920, 32), (8960, 1536, 32)] {
+                       (4096, 6144, 32), (4096, 4096, 32), (1536, 17920, 32), (8960, 1536, 32)] {
         let v = &VARIANTS[plan(&problem(1, k, n, 128, false, DType::F16), &caps).unwrap().variant];
         assert_eq!((v.family, v.tm, v.tn), (Family::Bulk, 1, tn), "M=1 K={k} N={n}");
         let v = &VARIANTS[plan(&problem(1, k, n, 32, false, DType::BF16), &caps).unwrap().variant];

@@ -257,9 +257,10 @@ pub const BULK_MIN_WEIGHTS: i64 = 1 << 23;
 /// Whether the bulk-copy family serves `p` better than the other decode families (Hopper only).
 /// Measured on the H200 (bench/NOTES.md, "bulk"): at M = 1 it wins on every layer of more than
 /// 2^24 weights (1.3-2x faster than dect on the Llama shapes), and from 2^23 where the CTA-tiled
-/// decode family would not fill the SMs (Qwen2-1.5B down: 6.9 vs 10.4 us); it loses where its
-/// CTAs are only a stage or two deep and dect fills the SMs (Llama-8B o, 7.1 vs 6.5 us; Qwen2-1.5B
-/// qkv/o). At M = 2-16 (128-feature tiles) it wins on layers of more than 2^24 weights (lab,
+/// decode family would not fill the SMs (Qwen2-1.5B down: 6.9 vs 10.4 us), and on layers of 2^24
+/// weights where dect would fill them (Llama-8B o: 5.3 vs 6.0 us since session 12,
+/// results/2026-11-30-bulk-narrow-routed.json; it lost in session 4, 7.1 vs 6.5); it loses on
+/// the small Qwen2-1.5B qkv/o (2.6 vs 2.05 us). At M = 2-16 (128-feature tiles) it wins on layers of more than 2^24 weights (lab,
 /// bench/NOTES.md "Session 4"), and at M = 2-8 in 32-feature tiles where [`bulk_narrow_multi`]
 /// says (from 2^23 weights). No act order.
 pub fn prefer_bulk(p: &Problem, sms: i64) -> bool {
@@ -267,7 +268,9 @@ pub fn prefer_bulk(p: &Problem, sms: i64) -> bool {
     let big = weights > 2 * BULK_MIN_WEIGHTS;
     p.m <= BULK_MAX_M
         && !p.meta.has_perm
-        && (big || (p.m == 1 && weights >= BULK_MIN_WEIGHTS && !prefer_cta_tiles(p, sms)) || bulk_narrow_multi(p, sms))
+        && (big
+            || (p.m == 1 && weights >= BULK_MIN_WEIGHTS && (weights >= 2 * BULK_MIN_WEIGHTS || !prefer_cta_tiles(p, sms)))
+            || bulk_narrow_multi(p, sms))
 }
 
 /// Weights (K x N elements) up to which the 8-token x 32-feature bulk tile serves ([`bulk_narrow_multi`]);

@@ -386,9 +386,9 @@ fn split_override_parses_or_names_the_rule() {
 fn bwg_routing_is_pinned() {
     // Hopper: bulk-fed wgmma at M = 17-32 on layers of >= 2^23 weights (every Llama shape, Qwen2-1.5B
     // gate_up and down), at M = 33-64 (32-token m-tiles) on layers of 2^23-2^24 weights (Llama-8B o,
-    // Qwen2-1.5B down), and at M = 9-16 on layers of 2^23-2^25 weights with fewer
-    // than sms / 2 tiles unless dect fills one wave over K <= 4096 (Llama-8B qkv, Qwen2-1.5B down;
-    // not Llama-8B o), the same at M = 2-8 where bulk does not serve (none of these layers since
+    // Qwen2-1.5B down), and at M = 9-16 on layers of 2^23-2^26 weights with fewer than sms / 2
+    // tiles (Llama-8B qkv, o, down, Qwen2-1.5B down; session 12 added o and down); at M = 2-8 on
+    // 2^23-2^25 weights unless dect fills one wave over K <= 4096, where bulk does not serve (none of these layers since
     // bulk's 8-token x 32-feature tiles took Qwen2-1.5B down, session 12), and above
     // M = 64 wherever N % 128 == 0; measured, bench/NOTES.md "Session 5", "Session 8", "Session 11".
     // M = 1 and devices without wgmma never (act order: act_order_plans_are_the_plain_plans_on_gathered_x).
@@ -396,9 +396,9 @@ fn bwg_routing_is_pinned() {
     let fam = |m, k, n| VARIANTS[plan(&problem(m, k, n, 128, false, DType::F16), &caps).unwrap().variant].family;
     for (k, n, m2_8, m9_16, m17_32, m33_64) in [
         (4096, 6144, false, true, true, false),
-        (4096, 4096, false, false, true, true),
+        (4096, 4096, false, true, true, true),
         (4096, 28672, false, false, true, false),
-        (14336, 4096, false, false, true, false),
+        (14336, 4096, false, true, true, false),
         (8192, 10240, false, false, true, false),
         (8192, 57344, false, false, true, false),
         (28672, 8192, false, false, true, false),
@@ -464,7 +464,7 @@ fn bulk_routing_is_pinned() {
         (4096, 6144, true, true, true, false),
         (4096, 4096, true, true, false, false),
         (4096, 28672, true, true, true, true),
-        (14336, 4096, true, true, true, true),
+        (14336, 4096, true, true, true, false),
         (8192, 57344, true, true, true, true),
         (28672, 8192, true, true, true, true),
         (1536, 17920, true, true, true, true),

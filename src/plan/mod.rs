@@ -513,12 +513,12 @@ pub fn prefer_wgmma(p: &Problem) -> bool {
 /// 14.3-14.6 us, Qwen2-1.5B down 12.7 vs 17.3; results/2026-11-30-m24-64-sweep.json), while wg's
 /// 64-token tile stays faster on the larger ones (Llama-8B qkv 15.4 vs 20.5, down 27.9 vs 33.4,
 /// gate_up 47 vs 63 at M = 48); at M = 9-16 it beats the bulk and CTA-tiled
-/// decode families only on layers of 2^23-2^25 weights with few 128-feature tiles (Llama-8B qkv
-/// 12.6 vs 14.7 us, Qwen2-1.5B down 11.9 vs 15.5 us; results/2026-11-29-decode-s5-bwg.json),
-/// where the bulk family's 8-chunk stages leave its split items shallow, except where dect's CTAs
-/// fill one wave over a shallow K (Llama-8B o: 8.3 vs 10.3 us); the same at M = 2-8 where the bulk
-/// family does not serve (Qwen2-1.5B down: 9.1 vs 10.2-10.4 us on dec, bulk's 8-token tile 10.0;
-/// results/2026-11-30-m2-8-sweep.json). Above 64 tokens (128/256-token
+/// decode families on layers of 2^23-2^26 weights with few 128-feature tiles (Llama-8B qkv
+/// 12.6 vs 14.7 us, Qwen2-1.5B down 11.9 vs 15.5 us, results/2026-11-29-decode-s5-bwg.json;
+/// Llama-8B o and down since session 12, results/2026-11-30-m9-16-sweep.json; Llama-70B o ties),
+/// where the bulk family's 8-chunk stages leave its split items shallow; at M = 2-8 on layers of
+/// 2^23-2^25 weights where neither the bulk family serves nor dect's CTAs fill one wave over a
+/// shallow K (none of the benchmark's layers since bulk's narrow tile, session 12). Above 64 tokens (128/256-token
 /// tiles, results/2026-11-29-prefill-bwg-sweep.json, -bwg-sweep-m48-96.json) it beats wg by up to
 /// 1.3x at M = 96-256 (Llama-70B down M = 96: 119 vs 155 us; Llama-8B o M = 128: 18.0 vs 22.3)
 /// and is within +-10 % of it at M = 1024-4096 (geomean 0.99x of wg's time). Act order reaches
@@ -529,16 +529,15 @@ pub fn prefer_bwg(p: &Problem, sms: i64) -> bool {
     (!p.meta.has_perm || p.m > DEC_MAX_M)
         && p.n() % 128 == 0
         && match p.m {
-            2..=16 => {
-                // dect's 32-feature CTAs in one wave over a shallow K stay faster (Llama-8B o
-                // 8.3 vs 10.3 us); at M = 2-8 the bulk family wherever it serves (Llama-8B qkv
-                // 8.5 vs 9.7 us)
+            2..=8 => {
+                // dect's 32-feature CTAs in one wave over a shallow K stay faster (Llama-8B o);
+                // the bulk family wherever it serves (Llama-8B qkv 8.5 vs 9.7 us)
                 let dect_one_wave = p.n() / 32 <= sms && p.k() <= 4096;
-                (WG_MIN_WEIGHTS..=1 << 25).contains(&weights)
-                    && p.n() / 128 < sms / 2
-                    && !dect_one_wave
-                    && (p.m > 8 || !prefer_bulk(p, sms))
+                (WG_MIN_WEIGHTS..=1 << 25).contains(&weights) && p.n() / 128 < sms / 2 && !dect_one_wave && !prefer_bulk(p, sms)
             }
+            // since session 12 also Llama-8B o (7.2 vs dect's 7.8 us at M = 16) and 8B down
+            // (18.1 vs bulk's 19.1), results/2026-11-30-m9-16-sweep.json
+            9..=16 => (WG_MIN_WEIGHTS..=1 << 26).contains(&weights) && p.n() / 128 < sms / 2,
             17..=32 => weights >= WG_MIN_WEIGHTS,
             33..=64 => (WG_MIN_WEIGHTS..=BWG_M33_64_MAX_WEIGHTS).contains(&weights),
             m => m > DEC_MAX_M,

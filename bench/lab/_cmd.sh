@@ -1,11 +1,12 @@
 set -u
-export MATE_LIBRARY=$PWD/target/n256/libmate.so
 mkdir -p $OUT/r
-ncu --version | tail -1
-timeout 200 ncu --kernel-name regex:mate_bwg --launch-skip 2 --launch-count 1 --section SourceCounters --section WarpStateStats --section SpeedOfLight -o $OUT/r/qkv4096 python3 bench/profile_one.py 4096 6144 4096 > $OUT/r/ncu1.log 2>&1; echo "ncu1 rc=$?"; tail -3 $OUT/r/ncu1.log
-ncu -i $OUT/r/qkv4096.ncu-rep --page source --csv --print-source sass > $OUT/r/src.csv 2> $OUT/r/src.err; echo "src rc=$? $(wc -l < $OUT/r/src.csv)"; head -c 600 $OUT/r/src.err
-ncu -i $OUT/r/qkv4096.ncu-rep --page details > $OUT/r/details.txt 2>&1
-timeout 200 ncu --kernel-name regex:mate_bwg --launch-skip 2 --launch-count 1 --section SourceCounters --section WarpStateStats --section SpeedOfLight -o $OUT/r/o256 python3 bench/profile_one.py 4096 4096 256 > $OUT/r/ncu2.log 2>&1; echo "ncu2 rc=$?"
-ncu -i $OUT/r/o256.ncu-rep --page source --csv --print-source sass > $OUT/r/src256.csv 2>/dev/null
-ncu -i $OUT/r/o256.ncu-rep --page details > $OUT/r/details256.txt 2>&1
+(MATE_LIBRARY=$PWD/target/fin4/libmate.so timeout 150 python3 -m pytest -q -m gpu tests/python --ignore=tests/python/test_tp_distributed.py -p no:cacheprovider -x > $OUT/r/suite_fin4.log 2>&1; echo "suite fin4 rc=$?"); tail -1 $OUT/r/suite_fin4.log
+S=llama8b.o,llama8b.down,llama70b.o,llama8b.qkv
+for r in 1 2; do
+  libs="fin3 fin4"; [ $r = 2 ] && libs="fin4 fin3"
+  for L in $libs; do
+    timeout 60 python3 bench/decode.py --library target/$L/libmate.so --arms mate --shapes $S --m 9,12,16 --json $OUT/r/m916_${L}_$r.json > $OUT/r/m916_${L}_$r.log 2>&1; echo "ab $L $r rc=$?"
+  done
+done
+timeout 60 python3 bench/decode_step.py --library target/fin4/libmate.so --models llama8b --m 16 --rounds 3 --json $OUT/r/step16_fin4.json > $OUT/r/step16_fin4.log 2>&1; echo "step rc=$?"; grep "step us" $OUT/r/step16_fin4.log | cut -c1-140
 cd $OUT && tar czf r.tgz r && rm -rf r

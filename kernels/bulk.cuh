@@ -1,7 +1,8 @@
-// Family "bulk": the Hopper decode kernel (M <= 16: one token, or tiles of 8 / 16 tokens). The decode families before it kept the bytes in flight in
-// registers or per-lane cp.async rings and measured latency-bound at low occupancy (DRAM at a third
-// of peak, bench/NOTES.md). Here one producer warp per CTA streams each stage with bulk copies
-// (cp.async.bulk, the copy engine: one instruction per contiguous piece, completion counted in bytes
+// Family "bulk": the Hopper decode kernel (M <= 16: one token, or tiles of 8 / 16 tokens). The
+// decode families before it kept the bytes in flight in registers or per-lane cp.async rings and
+// measured latency-bound at low occupancy (DRAM at a third of peak, bench/NOTES.md). Here one
+// producer warp per CTA streams each stage with bulk copies (cp.async.bulk, the copy engine: one
+// instruction per contiguous piece, completion counted in bytes
 // on an mbarrier), so P stages of weights are in flight per CTA at no register cost, and WC consumer
 // warps only read shared memory, dequantize and issue mma.sync with the weights as A (frame v2's
 // lane order is the A fragment, kernels/dec.cuh): for groups >= 64 the chunk's fp32 sums are
@@ -393,8 +394,9 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
             // layers at M = 1, the same error (bench/NOTES.md, "Session 11"; 2-8 tokens: "Session
             // 12"). Kept exact in the wide tiles at 8/16 tokens: there the extra MMAs measured 4-8 %
             // slower (8 tokens), and the 8-token split variant spills at ptxas' 96-register cap.
-            // The activation sums per token column (every row holds them): an MMA against ones,
-            // with the first stripe's steps (interleaved so: kept as ptxas unrolls it).
+            // xs (every row holds a token column's sum) comes from an MMA against ones issued with
+            // the first stripe's steps: hoisted out of the stripe loop, ptxas stopped unrolling the
+            // one-token 128-feature loop (+4-27 %, session 12).
             float part[4];
             const uint32_t ones[4] = {Raw<T>::kOne, Raw<T>::kOne, Raw<T>::kOne, Raw<T>::kOne};
 #pragma unroll

@@ -47,9 +47,9 @@ pub fn launch(p: &Problem, plan: &Plan, call: &GemmCall) -> Result<()> {
         total_warps: plan.total_warps as i32,
         max_seg: plan.max_seg as i32,
     };
-    // Act order with Plan::x_gather_at: x gathered by the permutation into the workspace first (a
-    // plain launch after the previous kernel; the GEMM's programmatic launch then overlaps its
-    // prologue with the gather), and the GEMM reads that copy (row stride K) as its x.
+    // Act order with Plan::x_gather_at: x gathered by the permutation into the workspace first
+    // (gather_x; the GEMM's programmatic launch overlaps its prologue with the gather), and the
+    // GEMM reads that copy (row stride K) as its x.
     let gathered;
     let p = if let Some(at) = plan.x_gather_at {
         let dst = (call.workspace.data as usize + at as usize) as *mut c_void;

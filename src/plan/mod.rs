@@ -260,9 +260,9 @@ pub const BULK_MIN_WEIGHTS: i64 = 1 << 23;
 /// decode family would not fill the SMs (Qwen2-1.5B down: 6.9 vs 10.4 us), and on layers of 2^24
 /// weights where dect would fill them (Llama-8B o: 5.3 vs 6.0 us since session 12,
 /// results/2026-11-30-bulk-narrow-routed.json; it lost in session 4, 7.1 vs 6.5); it loses on
-/// the small Qwen2-1.5B qkv/o (2.6 vs 2.05 us). At M = 2-16 (128-feature tiles) it wins on layers of more than 2^24 weights (lab,
-/// bench/NOTES.md "Session 4"), and at M = 2-8 in 32-feature tiles where [`bulk_narrow_multi`]
-/// says (from 2^23 weights). No act order.
+/// the small Qwen2-1.5B qkv/o (2.6 vs 2.05 us). At M = 2-16 (128-feature tiles) it wins on
+/// layers of more than 2^24 weights (lab, bench/NOTES.md "Session 4"), and at M = 2-8 in
+/// 32-feature tiles where [`bulk_narrow_multi`] says (from 2^23 weights). No act order.
 pub fn prefer_bulk(p: &Problem, sms: i64) -> bool {
     let weights = p.k() * p.n();
     let big = weights > 2 * BULK_MIN_WEIGHTS;
@@ -323,12 +323,12 @@ pub const BULK_WIDE_M1_WEIGHTS: i64 = 1 << 25;
 /// 256 tiles on 264 slots, 12.4 vs 14.3 us split 4 ways in 128-feature tiles; over Llama-70B
 /// down's K = 28672 the split tiles stay faster, 37.7 vs 39.5; results/2026-11-30-bulk-streamk-*.json).
 pub fn bulk_tile_features(p: &Problem, sms: i64) -> u32 {
-    let narrow_tiles = p.n() / 32;
-    let slots = sms * BULK_CTAS_PER_SM;
-    let one_round = narrow_tiles <= slots && 10 * narrow_tiles >= 9 * slots && p.k() <= 8192;
     if p.m > 1 {
         return if bulk_narrow_multi(p, sms) { 32 } else { 128 };
     }
+    let narrow_tiles = p.n() / 32;
+    let slots = sms * BULK_CTAS_PER_SM;
+    let one_round = narrow_tiles <= slots && 10 * narrow_tiles >= 9 * slots && p.k() <= 8192;
     if p.k() * p.n() >= BULK_WIDE_M1_WEIGHTS && p.n() % 128 == 0 && !one_round {
         128
     } else {

@@ -142,7 +142,7 @@ impl Variant {
 pub fn bulk_chunks_per_stage(_tm: u32, tn: u32, pre: bool) -> u32 {
     if tn < 128 {
         16
-    } else if tn >= 128 && pre {
+    } else if pre {
         4
     } else {
         8

@@ -272,7 +272,13 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
         const int g0 = (c0 * 64) >> gs, g1 = ((c0 + nch) * 64 - 1) >> gs;
         const int srows = g1 - g0 + 1;
         const uint32_t full = full0 + 8 * slot, st = sbase + slot * kStage;
+#if defined(MATE_BULK_NOCOPY)  // (lab switches, wrong results: nothing staged, the consumers alone)
+        const uint32_t bytes = 0;
+#elif defined(MATE_BULK_NOX)  // (x rows never staged, consumers read stale x)
+        const uint32_t bytes = NS * nch * 512 + srows * TN * 2 + (kZeros ? srows * (TN / 2) : 0);
+#else
         const uint32_t bytes = NS * nch * 512 + M * nch * 128 + srows * TN * 2 + (kZeros ? srows * (TN / 2) : 0);
+#endif
 #ifdef MATE_BULK_TRACE
         if (lane == 0 && ring < 64) MATE_BULK_TRACE_AT(4 + ring, bulk_now());
 #endif
@@ -280,9 +286,19 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
         __syncwarp();
         const int ncopy = NS + M + srows * (kZeros ? 2 : 1);
         auto copy_x = [&](int tok) {
+#if defined(MATE_BULK_NOX) || defined(MATE_BULK_NOCOPY)
+          return;
+#elif defined(MATE_BULK_X1)  // (x's bytes as one copy of M rows' worth, wrong data: copy count vs bytes)
+          if (tok == 0) bulk_copy(st + kW, x + static_cast<int64_t>(c0) * 64 * M, M * nch * 128, full, keep);
+          return;
+#endif
           bulk_copy(st + kW + tok * kXP, x + static_cast<int64_t>(tok) * p.x_row_stride + c0 * 64, nch * 128, full, keep);
         };
+#ifdef MATE_BULK_NOCOPY
+        for (int i = ncopy; i < 0; ++i) {
+#else
         for (int i = lane; i < ncopy; i += 32) {
+#endif
           if (i < NS) {
             bulk_copy(st + i * (CH * 512), qw + (static_cast<int64_t>(stripe0 + i) * C + c0) * 512, nch * 512, full, stream);
           } else if (i < NS + M) {
@@ -327,17 +343,15 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
       const int g0 = (c0 * 64) >> gs;
       const uint32_t st = sbase + slot * kStage;
 #ifndef MATE_BULK_NOCOMPUTE  // (a lab switch: time the copy pipeline alone, wrong results)
-      for (int j = warp / NB; j < nch; j += PH) {
-        const int srow = (((c0 + j) * 64 + ci * 16) >> gs) - g0;  // kPre: group 32 differs per ci
-        uint4 xb[MT][2];
+      // Chunk j's activation fragments. Token tiles of 8/16 load every staged row, also rows past
+      // M (stale shared memory): they reach only the MMA columns of tokens >= M, which are never
+      // stored, so no guard or zero fill per chunk. M = 1 stages one row and every lane loads it:
+      // all eight MMA columns hold the token (column 0 is the one stored; the others cost nothing).
+      const uint32_t xa = st + kW + (TM == 1 ? 0 : g) * kXP + ci * 32;
+      auto load_x = [&](int j, uint4 (&xb)[MT][2]) {
 #pragma unroll
         for (int t = 0; t < MT; ++t) {
-          // Token tiles of 8/16 load every staged row, also rows past M (stale shared memory):
-          // they reach only the MMA columns of tokens >= M, which are never stored, so no guard
-          // or zero fill per chunk. M = 1 stages one row and every lane loads it: all eight MMA
-          // columns hold the token (column 0 is the one stored; the others cost nothing).
-          const int tok = TM == 1 ? 0 : t * 8 + g;
-          const uint32_t a = st + kW + tok * kXP + j * 128 + ci * 32;
+          const uint32_t a = xa + t * 8 * kXP + j * 128;
           asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];"
                        : "=r"(xb[t][0].x), "=r"(xb[t][0].y), "=r"(xb[t][0].z), "=r"(xb[t][0].w)
                        : "r"(a));
@@ -345,6 +359,121 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
                        : "=r"(xb[t][1].x), "=r"(xb[t][1].y), "=r"(xb[t][1].z), "=r"(xb[t][1].w)
                        : "r"(a + 16));
         }
+      };
+      if constexpr (!kPre && !kRaw) {
+        // Exact (q - z) into the MMA (the 128-feature tiles at 8/16 tokens), the fp32 sums scaled
+        // once per group: fewer instructions per weight than scaling each half2, no fp16 rounding
+        // of (q - z) * s. A group's scales and zero points are loaded once; with groups >= 128
+        // (and per channel) two chunks of one group share them and one scaling of their sums
+        // (bench/NOTES.md, session 13). Addresses are the stage's bases plus the chunk's offset.
+        const int gsh = gs - 6;  // chunks per group = 1 << gsh (>= 64: a chunk is in one group)
+        const uint32_t sa0 = st + kW + TM * kXP + ((warp % NB) * NSW * 16 + g) * 2;
+        const uint32_t wa0 = st + (warp % NB) * NSW * (CH * 512) + lane * 16;
+        float f0[NSW], f1[NSW];
+        int z0[NSW], z1[NSW];
+        // Chunk j's group: its scales (fp32) and zero points.
+        auto load_group = [&](int j) {
+          const int srow = ((c0 + j) >> gsh) - g0;
+#pragma unroll
+          for (int s = 0; s < NSW; ++s) {
+            const uint32_t sa = sa0 + srow * (TN * 2) + s * 32;
+            unsigned short h0, h1;
+            asm volatile("ld.shared.u16 %0, [%1];" : "=h"(h0) : "r"(sa));
+            asm volatile("ld.shared.u16 %0, [%1];" : "=h"(h1) : "r"(sa + 16));
+            f0[s] = Num<T>::to_f(*reinterpret_cast<const T*>(&h0));
+            f1[s] = Num<T>::to_f(*reinterpret_cast<const T*>(&h1));
+            z0[s] = z1[s] = 8;
+            if constexpr (kZeros) {
+              uint32_t zw0, zw1;  // words 2sg and 2sg+1 of the row's TN features: rows g and g+8
+              const uint32_t za = st + kW + TM * kXP + kS + srow * (TN / 2) + ((warp % NB) * NSW + s) * 8;
+              asm volatile("ld.shared.u32 %0, [%1];" : "=r"(zw0) : "r"(za));
+              asm volatile("ld.shared.u32 %0, [%1];" : "=r"(zw1) : "r"(za + 4));
+              z0[s] = (zw0 >> (4 * g)) & 0xF;
+              z1[s] = (zw1 >> (4 * g)) & 0xF;
+            }
+          }
+        };
+        // One chunk's four MMA steps per stripe into d; fresh (std::true_type): the first step
+        // overwrites d instead of adding to it.
+        auto chunk = [&](int jc, auto& d, auto fresh) {
+          uint4 xb[MT][2];
+          load_x(jc, xb);
+#pragma unroll
+          for (int s = 0; s < NSW; ++s) {
+            uint4 w;
+            asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];"
+                         : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
+                         : "r"(wa0 + s * (CH * 512) + jc * 512));
+            const uint32_t words[4] = {w.x, w.y, w.z, w.w};
+            const Sub<T> sub(z0[s], z1[s]);
+#pragma unroll
+            for (int jj = 0; jj < 4; ++jj) {
+              uint32_t a[4];
+              sub(words[jj], a);
+#pragma unroll
+              for (int t = 0; t < MT; ++t) {
+                const uint4& u = xb[t][jj >> 1];
+                if (decltype(fresh)::value && jj == 0) mma0<T>(d[s][t], a, u.x, u.y);
+                else mma<T>(d[s][t], a, (jj & 1) ? u.z : u.x, (jj & 1) ? u.w : u.y);
+              }
+            }
+          }
+        };
+        auto scale = [&](const auto& d) {
+#pragma unroll
+          for (int s = 0; s < NSW; ++s) {
+#pragma unroll
+            for (int t = 0; t < MT; ++t) {
+              acc[t][s][0] = fmaf(f0[s], d[s][t][0], acc[t][s][0]);
+              acc[t][s][1] = fmaf(f0[s], d[s][t][1], acc[t][s][1]);
+              acc[t][s][2] = fmaf(f1[s], d[s][t][2], acc[t][s][2]);
+              acc[t][s][3] = fmaf(f1[s], d[s][t][3], acc[t][s][3]);
+            }
+          }
+        };
+        auto single = [&](int j) {
+          float part[NSW][MT][4];
+          load_group(j);
+          chunk(j, part, std::true_type{});
+          scale(part);
+        };
+        const bool pairs = PH == 1 && gsh > 0;
+        if constexpr (MT == 2) {
+          // Groups >= 128 (and per channel), 16 tokens: a chunk from an even index (a split range
+          // may start odd) and the next one add to one set of sums (two MMA chains, one per token
+          // tile), the second behind a branch: ptxas then keeps the two chunks apart, which
+          // measured 1-4 % faster on the large layers than the pair interleaved (96 registers).
+          for (int j = warp / NB, two; j < nch; j += two ? 2 : PH) {
+            two = pairs && ((c0 + j) & 1) == 0 && j + 1 < nch;
+            float part[NSW][MT][4];
+            load_group(j);
+            chunk(j, part, std::true_type{});
+            if (two) chunk(j + 1, part, std::false_type{});
+            scale(part);
+          }
+        } else if (pairs) {
+          // 8 tokens: the pair's chunks into their own sums (two chains side by side), with no
+          // branch between them so ptxas overlaps the two: split ranges of 1-2 stages (Llama-8B
+          // qkv) measured 4-5 % slower with the branch and one chain.
+          int j = 0;
+          if (c0 & 1) single(j++);
+          for (; j + 1 < nch; j += 2) {
+            float part[2][NSW][MT][4];
+            load_group(j);
+            chunk(j, part[0], std::true_type{});
+            chunk(j + 1, part[1], std::true_type{});
+            scale(part[0]);
+            scale(part[1]);
+          }
+          if (j < nch) single(j);
+        } else {
+          for (int j = warp / NB; j < nch; j += PH) single(j);
+        }
+      } else {
+      for (int j = warp / NB; j < nch; j += PH) {
+        const int srow = (((c0 + j) * 64 + ci * 16) >> gs) - g0;  // kPre: group 32 differs per ci
+        uint4 xb[MT][2];
+        load_x(j, xb);
         [[maybe_unused]] float xs[4];  // kRaw: the chunk's activation sums (below)
 #pragma unroll
         for (int s = 0; s < NSW; ++s) {
@@ -424,23 +553,9 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
               acc[0][s][1] = fmaf(f0, fmaf(-c0, xs[1], part[1]), acc[0][s][1]);
               acc[0][s][3] = fmaf(f1, fmaf(-c1, xs[3], part[3]), acc[0][s][3]);
             }
-          } else {
-            // Exact (q - z) into the MMA, this chunk's fp32 sums scaled once (the chunk is in one
-            // group): fewer instructions per weight than scaling each half2, and no fp16 rounding
-            // of (q - z) * s.
-            float part[MT][4];
-            steps(Sub<T>(z0, z1), [&](int t) -> float* { return part[t]; }, std::true_type{});
-            const float f0 = Num<T>::to_f(*reinterpret_cast<const T*>(&s0));
-            const float f1 = Num<T>::to_f(*reinterpret_cast<const T*>(&s1));
-#pragma unroll
-            for (int t = 0; t < MT; ++t) {
-              acc[t][s][0] = fmaf(f0, part[t][0], acc[t][s][0]);
-              acc[t][s][1] = fmaf(f0, part[t][1], acc[t][s][1]);
-              acc[t][s][2] = fmaf(f1, part[t][2], acc[t][s][2]);
-              acc[t][s][3] = fmaf(f1, part[t][3], acc[t][s][3]);
-            }
           }
         }
+      }
       }
 #endif
 #ifdef MATE_BULK_TRACE

@@ -470,7 +470,28 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
           for (int j = warp / NB; j < nch; j += PH) single(j);
         }
       } else {
-      for (int j = warp / NB; j < nch; j += PH) {
+      // One token, 128 features (kRaw, a stripe a warp): the activation sums of the warp's 8
+      // chunks of the stage in one MMA against ones, B column n holding chunk n (lane (g, ci)
+      // loads chunk g's fragment): 4 MMAs a stage instead of 4 a chunk, lane n / 2 holding chunk
+      // n's sum in xsp[n & 1] (rows g and g + 8 alike). Session 13: the split plans 1-5 % faster
+      // (Llama-70B, Llama-8B down), but the whole-K variant (Llama-8B gate_up, 224 tiles) 18 %
+      // slower in the library (PDL, graph) though 2-3 % faster in the lab (plain launches): not
+      // understood, so split variants only; in the 32-feature tile (two chunks a warp a stage,
+      // the sums already shared by its two stripes) 3-6 % slower in the lab, so not there.
+      constexpr bool kPackedSums = kRaw && TM == 1 && NSW == 1 && kSplit;
+      [[maybe_unused]] float xsp[4];
+      if constexpr (kPackedSums) {
+        const uint32_t ones[4] = {Raw<T>::kOne, Raw<T>::kOne, Raw<T>::kOne, Raw<T>::kOne};
+        uint4 xn[MT][2];
+        load_x(min(warp / NB + g * PH, CH - 1), xn);
+#pragma unroll
+        for (int jj = 0; jj < 4; ++jj) {
+          const uint4& u = xn[0][jj >> 1];
+          if (jj == 0) mma0<T>(xsp, ones, u.x, u.y);
+          else mma<T>(xsp, ones, (jj & 1) ? u.z : u.x, (jj & 1) ? u.w : u.y);
+        }
+      }
+      for (int j = warp / NB, n = 0; j < nch; j += PH, ++n) {
         const int srow = (((c0 + j) * 64 + ci * 16) >> gs) - g0;  // kPre: group 32 differs per ci
         uint4 xb[MT][2];
         load_x(j, xb);
@@ -524,8 +545,9 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
             // 12"). Kept exact in the wide tiles at 8/16 tokens: there the extra MMAs measured 4-8 %
             // slower (8 tokens), and the 8-token split variant spills at ptxas' 96-register cap.
             // xs (every row holds a token column's sum) comes from an MMA against ones issued with
-            // the first stripe's steps: hoisted out of the stripe loop, ptxas stopped unrolling the
-            // one-token 128-feature loop (+4-27 %, session 12).
+            // the first stripe's steps (hoisted out of the stripe loop, ptxas stopped unrolling the
+            // one-token 128-feature loop: +4-27 %, session 12), or for one token in 128 features
+            // from the stage's packed sums (kPackedSums, above).
             float part[4];
             const uint32_t ones[4] = {Raw<T>::kOne, Raw<T>::kOne, Raw<T>::kOne, Raw<T>::kOne};
 #pragma unroll
@@ -536,12 +558,13 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
               const uint32_t b0 = (jj & 1) ? u.z : u.x, b1 = (jj & 1) ? u.w : u.y;
               if (jj == 0) {
                 mma0<T>(part, a, b0, b1);
-                if (s == 0) mma0<T>(xs, ones, b0, b1);
+                if (!kPackedSums && s == 0) mma0<T>(xs, ones, b0, b1);
               } else {
                 mma<T>(part, a, b0, b1);
-                if (s == 0) mma<T>(xs, ones, b0, b1);
+                if (!kPackedSums && s == 0) mma<T>(xs, ones, b0, b1);
               }
             }
+            if (kPackedSums) xs[0] = xs[2] = __shfl_sync(0xffffffffu, (n & 1) ? xsp[1] : xsp[0], n >> 1);
             const float f0 = Num<T>::to_f(*reinterpret_cast<const T*>(&s0)) / Raw<T>::kMul0;
             const float f1 = Num<T>::to_f(*reinterpret_cast<const T*>(&s1)) / Raw<T>::kMul1;
             const float c0 = Raw<T>::kBias0 + Raw<T>::kMul0 * static_cast<float>(z0);

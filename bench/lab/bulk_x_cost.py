@@ -29,7 +29,7 @@ from bench.timing import graph_time_us  # noqa: E402
 
 SMS, CH = 132, 8
 # tile: (TN, consumer warps, ring stages, CTAs per SM)
-TILES = {"n128": (128, 8, 2, 2), "n256": (256, 16, 2, 1), "n128p4": (128, 8, 4, 1)}
+TILES = {"n128": (128, 8, 2, 2), "n256": (256, 16, 2, 1), "n128p4": (128, 8, 4, 1), "n32": (32, 8, 3, 2), "n32p4": (32, 8, 4, 2)}
 FORMS = {"lib": [], "nox": ["-DMATE_BULK_NOX"], "copy": ["-DMATE_BULK_NOCOMPUTE"], "copy_nox": ["-DMATE_BULK_NOCOMPUTE", "-DMATE_BULK_NOX"],
          "nocopy": ["-DMATE_BULK_NOCOPY"], "x1": ["-DMATE_BULK_X1"]}
 
@@ -38,10 +38,11 @@ def sym(tm, tile, split):
     return f"m{tm}_{tile}_{'split' if split else 'whole'}"
 
 
-def source(ms):
+def source(ms, tiles):
     s = '#include "params.cuh"\n#include "bulk.cuh"\n'
     for tm in ms:
-        for tile, (tn, wc, p, minb) in TILES.items():
+        for tile in tiles:
+            tn, wc, p, minb = TILES[tile]
             for split in (False, True):
                 s += (f'extern "C" __global__ void __launch_bounds__({(wc + 1) * 32}, {minb}) {sym(tm, tile, split)}(const mate::GemmParams p) '
                       f'{{ mate::bulk_body<__half, false, {tm}, {tn}, {wc + 1}, {p}, {str(split).lower()}, false>(p); }}\n')
@@ -49,9 +50,12 @@ def source(ms):
 
 
 def smem(tm, tn, wc, p):
-    ns, mt = tn // 16, (tm + 7) // 8
-    stage = ns * CH * 512 + tm * (CH * 128 + 16) + CH * tn * 2
-    return p * (stage + 16) + ns * mt * 512
+    """Variant::dynamic_smem for the post-scale forms (kernels/bulk.cuh stage_bytes)."""
+    ns, mt, ch = tn // 16, (tm + 7) // 8, CH if tn >= 128 else 16
+    nsw = ns if ns <= 2 else 1
+    ph = wc // (ns // nsw)
+    stage = ns * ch * 512 + tm * (ch * 128 + 16) + ch * tn * 2
+    return p * (stage + 16) + max(ph - 1, 1) * ns * mt * 512
 
 
 def build(tmp, name, flags, src, kernels):
@@ -73,7 +77,8 @@ def main():
     ap.add_argument("--out", default="")
     ap.add_argument("--old", default="", help="a second kernels/ directory: forms named old_<form> compile against it (A/B)")
     a = ap.parse_args()
-    ms = sorted({8 if int(m) <= 8 else 16 for m in a.m.split(",")})
+    tm_of = lambda m: 1 if m == 1 else 8 if m <= 8 else 16  # noqa: E731
+    ms = sorted({tm_of(int(m)) for m in a.m.split(",")})
     torch.zeros(1, device="cuda")
     cu = ctypes.CDLL("libcuda.so.1")
     report = {"what": __doc__.strip().splitlines()[0], "rows": []}
@@ -81,7 +86,7 @@ def main():
         mods = {}
         for form in a.forms.split(","):
             old = form.startswith("old_")
-            data, spills = build(tmp, form, FORMS[form[4:] if old else form], source(ms), Path(a.old) if old else ROOT / "kernels")
+            data, spills = build(tmp, form, FORMS[form[4:] if old else form], source(ms, a.tiles.split(",")), Path(a.old) if old else ROOT / "kernels")
             mod = ctypes.c_void_p()
             assert cu.cuModuleLoadData(ctypes.byref(mod), ctypes.c_char_p(data)) == 0
             mods[form] = mod
@@ -98,14 +103,14 @@ def main():
             s = (torch.rand(K // G, N, device="cuda") * 0.02 + 0.002).half()
             scs = [s] + [s.clone() for _ in range(copies - 1)]
             for M in map(int, a.m.split(",")):
-                tm = 8 if M <= 8 else 16
+                tm = tm_of(M)
                 x = torch.randn(M, K, device="cuda").half()
                 ref = x.float() @ ((q - 8).half() * s.repeat_interleave(G, 0)).float()
                 out = torch.empty(M, N, device="cuda", dtype=torch.half)
                 for tile in a.tiles.split(","):
                     tn, wc, p, minb = TILES[tile]
                     tiles, chunks, slots = N // tn, K // 64, minb * SMS
-                    S = min(slots // tiles, chunks // CH) if tiles < slots else 1
+                    S = min(slots // tiles, chunks // (CH if tn >= 128 else 16)) if tiles < slots else 1
                     split = S > 1
                     grid = tiles * S if split else min(tiles, slots)
                     ws = torch.zeros(grid * tm * tn * 4 + tiles * 4 + 256, dtype=torch.uint8, device="cuda")

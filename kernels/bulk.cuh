@@ -454,7 +454,8 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
         } else if (pairs) {
           // 8 tokens: the pair's chunks into their own sums (two chains side by side), with no
           // branch between them so ptxas overlaps the two: split ranges of 1-2 stages (Llama-8B
-          // qkv) measured 4-5 % slower with the branch and one chain.
+          // qkv) measured 4-5 % slower with the branch and one chain, which in turn is 2-4 %
+          // faster on the large layers (branch bulk-m8-branchy, bench/NOTES.md session 13).
           int j = 0;
           if (c0 & 1) single(j++);
           for (; j + 1 < nch; j += 2) {

@@ -360,6 +360,36 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
                        : "r"(a + 16));
         }
       };
+      // One chunk's four MMA steps for a stripe: deq turns packed word jj into the A registers;
+      // with a fresh accumulator (std::true_type) the first step overwrites d(t) instead of
+      // adding to it.
+      auto steps = [&](const auto& deq, const auto& words, const auto& xb, auto&& d, auto fresh) {
+#pragma unroll
+        for (int jj = 0; jj < 4; ++jj) {
+          uint32_t a[4];
+          deq(words[jj], a);
+#pragma unroll
+          for (int t = 0; t < MT; ++t) {
+            const uint4& u = xb[t][jj >> 1];
+            if (decltype(fresh)::value && jj == 0) mma0<T>(d(t), a, u.x, u.y);
+            else mma<T>(d(t), a, (jj & 1) ? u.z : u.x, (jj & 1) ? u.w : u.y);
+          }
+        }
+      };
+      // A stripe's scales (raw halves) and zero points, rows g and g + 8, from their addresses in
+      // the stage's scale row (sa) and zero-point row (za: words 2sg and 2sg + 1 of the row).
+      auto load_group_at = [&](uint32_t sa, uint32_t za, unsigned short& h0, unsigned short& h1, int& z0, int& z1) {
+        asm volatile("ld.shared.u16 %0, [%1];" : "=h"(h0) : "r"(sa));
+        asm volatile("ld.shared.u16 %0, [%1];" : "=h"(h1) : "r"(sa + 16));
+        z0 = z1 = 8;
+        if constexpr (kZeros) {
+          uint32_t zw0, zw1;
+          asm volatile("ld.shared.u32 %0, [%1];" : "=r"(zw0) : "r"(za));
+          asm volatile("ld.shared.u32 %0, [%1];" : "=r"(zw1) : "r"(za + 4));
+          z0 = (zw0 >> (4 * g)) & 0xF;
+          z1 = (zw1 >> (4 * g)) & 0xF;
+        }
+      };
       if constexpr (!kPre && !kRaw) {
         // Exact (q - z) into the MMA (the 128-feature tiles at 8/16 tokens), the fp32 sums scaled
         // once per group: fewer instructions per weight than scaling each half2, no fp16 rounding
@@ -376,25 +406,14 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
           const int srow = ((c0 + j) >> gsh) - g0;
 #pragma unroll
           for (int s = 0; s < NSW; ++s) {
-            const uint32_t sa = sa0 + srow * (TN * 2) + s * 32;
             unsigned short h0, h1;
-            asm volatile("ld.shared.u16 %0, [%1];" : "=h"(h0) : "r"(sa));
-            asm volatile("ld.shared.u16 %0, [%1];" : "=h"(h1) : "r"(sa + 16));
+            load_group_at(sa0 + srow * (TN * 2) + s * 32, st + kW + TM * kXP + kS + srow * (TN / 2) + ((warp % NB) * NSW + s) * 8, h0, h1,
+                          z0[s], z1[s]);
             f0[s] = Num<T>::to_f(*reinterpret_cast<const T*>(&h0));
             f1[s] = Num<T>::to_f(*reinterpret_cast<const T*>(&h1));
-            z0[s] = z1[s] = 8;
-            if constexpr (kZeros) {
-              uint32_t zw0, zw1;  // words 2sg and 2sg+1 of the row's TN features: rows g and g+8
-              const uint32_t za = st + kW + TM * kXP + kS + srow * (TN / 2) + ((warp % NB) * NSW + s) * 8;
-              asm volatile("ld.shared.u32 %0, [%1];" : "=r"(zw0) : "r"(za));
-              asm volatile("ld.shared.u32 %0, [%1];" : "=r"(zw1) : "r"(za + 4));
-              z0[s] = (zw0 >> (4 * g)) & 0xF;
-              z1[s] = (zw1 >> (4 * g)) & 0xF;
-            }
           }
         };
-        // One chunk's four MMA steps per stripe into d; fresh (std::true_type): the first step
-        // overwrites d instead of adding to it.
+        // One chunk's MMA steps per stripe into d (fresh: see steps).
         auto chunk = [&](int jc, auto& d, auto fresh) {
           uint4 xb[MT][2];
           load_x(jc, xb);
@@ -405,18 +424,7 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
                          : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
                          : "r"(wa0 + s * (CH * 512) + jc * 512));
             const uint32_t words[4] = {w.x, w.y, w.z, w.w};
-            const Sub<T> sub(z0[s], z1[s]);
-#pragma unroll
-            for (int jj = 0; jj < 4; ++jj) {
-              uint32_t a[4];
-              sub(words[jj], a);
-#pragma unroll
-              for (int t = 0; t < MT; ++t) {
-                const uint4& u = xb[t][jj >> 1];
-                if (decltype(fresh)::value && jj == 0) mma0<T>(d[s][t], a, u.x, u.y);
-                else mma<T>(d[s][t], a, (jj & 1) ? u.z : u.x, (jj & 1) ? u.w : u.y);
-              }
-            }
+            steps(Sub<T>(z0[s], z1[s]), words, xb, [&](int t) -> float* { return d[s][t]; }, fresh);
           }
         };
         auto scale = [&](const auto& d) {
@@ -504,39 +512,15 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
           asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];"
                        : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
                        : "r"(st + sg * (CH * 512) + j * 512 + lane * 16));
-          const uint32_t sa = st + kW + TM * kXP + srow * (TN * 2) + (sg * 16 + g) * 2;
           unsigned short s0, s1;
-          asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s0) : "r"(sa));
-          asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s1) : "r"(sa + 16));
-          int z0 = 8, z1 = 8;
-          if constexpr (kZeros) {
-            uint32_t zw0, zw1;  // words 2sg and 2sg+1 of the row's TN features: rows g and g+8
-            const uint32_t za = st + kW + TM * kXP + kS + srow * (TN / 2) + sg * 8;
-            asm volatile("ld.shared.u32 %0, [%1];" : "=r"(zw0) : "r"(za));
-            asm volatile("ld.shared.u32 %0, [%1];" : "=r"(zw1) : "r"(za + 4));
-            z0 = (zw0 >> (4 * g)) & 0xF;
-            z1 = (zw1 >> (4 * g)) & 0xF;
-          }
+          int z0, z1;
+          load_group_at(st + kW + TM * kXP + srow * (TN * 2) + (sg * 16 + g) * 2, st + kW + TM * kXP + kS + srow * (TN / 2) + sg * 8, s0, s1,
+                        z0, z1);
           const uint32_t words[4] = {w.x, w.y, w.z, w.w};
-          // The chunk's four MMA steps: deq turns a packed word into the A registers; with a fresh
-          // accumulator (std::true_type) the first step overwrites d(t) instead of adding to it.
-          auto steps = [&](const auto& deq, auto&& d, auto fresh) {
-#pragma unroll
-            for (int jj = 0; jj < 4; ++jj) {
-              uint32_t a[4];
-              deq(words[jj], a);
-#pragma unroll
-              for (int t = 0; t < MT; ++t) {
-                const uint4& u = xb[t][jj >> 1];
-                if (decltype(fresh)::value && jj == 0) mma0<T>(d(t), a, u.x, u.y);
-                else mma<T>(d(t), a, (jj & 1) ? u.z : u.x, (jj & 1) ? u.w : u.y);
-              }
-            }
-          };
           if constexpr (kPre) {
             Deq<T> dq;
             dq.set(*reinterpret_cast<const T*>(&s0), *reinterpret_cast<const T*>(&s1), z0, z1);
-            steps(dq, [&](int t) -> float* { return acc[t][s]; }, std::false_type{});
+            steps(dq, words, xb, [&](int t) -> float* { return acc[t][s]; }, std::false_type{});
           } else if constexpr (kRaw) {
             // One token, or 8 in a narrow tile: the MMA takes magic-biased raw weights (dec.cuh
             // Raw<T>, one LOP3 a register), and the bias and zero point come off the chunk's fp32

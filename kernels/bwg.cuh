@@ -65,24 +65,47 @@ __device__ __forceinline__ uint4 lds128(uint32_t addr) {
   return v;
 }
 
-// One packed word (frame v2, reordered for wgmma step s) -> the four A registers of that step,
-// scaled before the MMA: rows g / g + 8 have scales s0 / s1 (both halves of each word) and zero
-// constants zl (rows g) / zh (rows g + 8) from zc() in bwg_body.
-template <typename T>
+// One packed word (frame v2, reordered for wgmma step s) -> the four A registers of that step:
+// a[0] / a[2] rows g, a[1] / a[3] rows g + 8, each the exact q - z (zero constants zl / zh from
+// zc() in bwg_body), times the rows' scales s0 / s1 (both halves of each word) when kScaled
+// (pre-scale); unscaled for the exact form, which scales each group's fp32 sums after the MMA.
+template <typename T, bool kScaled>
 __device__ __forceinline__ void deq(uint32_t w, uint32_t a[4], uint32_t s0, uint32_t s1, uint32_t zl, uint32_t zh) {
   if constexpr (std::is_same<T, __half>::value) {
     const __half2 k16 = __half2half2(__ushort_as_half(0x2C00));  // 1/16
     const uint32_t w8 = w >> 8;
-    a[0] = dec::as_u32(__hmul2(__hsub2(dec::as_h2(dec::lop_or(w, 0x000F000F, 0x64006400)), dec::as_h2(zl)), dec::as_h2(s0)));
-    a[1] = dec::as_u32(__hmul2(__hfma2(dec::as_h2(dec::lop_or(w, 0x00F000F0, 0x64006400)), k16, dec::as_h2(zh)), dec::as_h2(s1)));
-    a[2] = dec::as_u32(__hmul2(__hsub2(dec::as_h2(dec::lop_or(w8, 0x000F000F, 0x64006400)), dec::as_h2(zl)), dec::as_h2(s0)));
-    a[3] = dec::as_u32(__hmul2(__hfma2(dec::as_h2(dec::lop_or(w8, 0x00F000F0, 0x64006400)), k16, dec::as_h2(zh)), dec::as_h2(s1)));
+    __half2 r[4] = {__hsub2(dec::as_h2(dec::lop_or(w, 0x000F000F, 0x64006400)), dec::as_h2(zl)),
+                    __hfma2(dec::as_h2(dec::lop_or(w, 0x00F000F0, 0x64006400)), k16, dec::as_h2(zh)),
+                    __hsub2(dec::as_h2(dec::lop_or(w8, 0x000F000F, 0x64006400)), dec::as_h2(zl)),
+                    __hfma2(dec::as_h2(dec::lop_or(w8, 0x00F000F0, 0x64006400)), k16, dec::as_h2(zh))};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) a[i] = dec::as_u32(kScaled ? __hmul2(r[i], dec::as_h2(i & 1 ? s1 : s0)) : r[i]);
   } else {
-    a[0] = dec::as_u32(__hmul2(__hsub2(dec::as_b2(dec::lop_or(w, 0x000F000F, 0x43004300)), dec::as_b2(zl)), dec::as_b2(s0)));
-    a[1] = dec::as_u32(__hmul2(__hsub2(dec::as_b2(dec::lop_or(w >> 4, 0x000F000F, 0x43004300)), dec::as_b2(zh)), dec::as_b2(s1)));
-    a[2] = dec::as_u32(__hmul2(__hsub2(dec::as_b2(dec::lop_or(w >> 8, 0x000F000F, 0x43004300)), dec::as_b2(zl)), dec::as_b2(s0)));
-    a[3] = dec::as_u32(__hmul2(__hsub2(dec::as_b2(dec::lop_or(w >> 12, 0x000F000F, 0x43004300)), dec::as_b2(zh)), dec::as_b2(s1)));
+    __nv_bfloat162 r[4] = {__hsub2(dec::as_b2(dec::lop_or(w, 0x000F000F, 0x43004300)), dec::as_b2(zl)),
+                           __hsub2(dec::as_b2(dec::lop_or(w >> 4, 0x000F000F, 0x43004300)), dec::as_b2(zh)),
+                           __hsub2(dec::as_b2(dec::lop_or(w >> 8, 0x000F000F, 0x43004300)), dec::as_b2(zl)),
+                           __hsub2(dec::as_b2(dec::lop_or(w >> 12, 0x000F000F, 0x43004300)), dec::as_b2(zh))};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) a[i] = dec::as_u32(kScaled ? __hmul2(r[i], dec::as_b2(i & 1 ? s1 : s0)) : r[i]);
   }
+}
+
+// A scale's 16 bits (fp16 or bf16) as a float.
+template <typename T>
+__device__ __forceinline__ float b16_to_f(unsigned short v) {
+  if constexpr (std::is_same<T, __half>::value)
+    return __half2float(__ushort_as_half(v));
+  else
+    return __uint_as_float(static_cast<uint32_t>(v) << 16);
+}
+
+// Orders a register's reads after the wgmma.wait that completes the asynchronous writes to it
+// (the compiler sees the wgmma asm as the register's definition and could hoist a read above
+// the wait otherwise).
+template <int N>
+__device__ __forceinline__ void fence_regs(float (&r)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) asm volatile("" : "+f"(r[i])::"memory");
 }
 
 // A consumer thread's fp32 partial in a split slot (even split or stream-K): float4 pieces, thread
@@ -174,7 +197,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   constexpr bool kRegs = WK % 4 == 0;
   constexpr int WC = kRegs ? WK - 4 : WK - 1, NS = TN / 16;
   constexpr int CH = bwg::chunks_per_stage<TM>();
-  static_assert(WC % 4 == 0 && NS == WC && kPre && P >= 2 && (TM == 16 || TM == 32 || TM == 128 || TM == 256), "bad bwg tile");
+  static_assert(WC % 4 == 0 && NS == WC && (kPre || TM <= 32) && P >= 2 && (TM == 16 || TM == 32 || TM == 128 || TM == 256), "bad bwg tile");
   constexpr int kX = 0;                      // CH boxes of TM x 128 bytes
   constexpr int kW = CH * TM * 128;          // NS stripes x CH x 512 bytes
   constexpr int kS = kW + NS * CH * 512;     // 2 CH scale rows of TN halves
@@ -209,6 +232,10 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   constexpr bool kStreamK = kSplit && TM >= 128;
   // The 128/256-token tiles stage their output through shared memory (the epilogue below).
   constexpr bool kStagedOut = TM >= 128;
+  // The 16/32-token split variants take their tiles' tickets after the item loop (below): any
+  // branch or runtime loop in the item loop's epilogue made ptxas build every wgmma descriptor in
+  // vector registers (R2UR each, ~10 % more instructions a chunk).
+  constexpr bool kDeferred = kSplit && !kStagedOut;
   const bool streamk = kStreamK && p.total_warps == 0;
   const int S = kSplit && !streamk ? p.total_warps : 1;  // even split: CTAs per tile
   // Stream-K: whole tiles [0, D), then units (stages) of tiles [D, NT) shared in ranges [u0, u1).
@@ -365,9 +392,47 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     else
       return 0x43004300u + static_cast<uint32_t>(z) * 0x00010001u;
   };
+  // The exact form (!kPre: groups of 64 or more, and per channel; 16/32-token tiles): wgmma sums a
+  // group's (q - z) x into grp (scale-d = 0 at the group's first chunk); after its last chunk's
+  // wgmma has retired the group's scales fold it into acc (one FFMA an accumulator a group,
+  // against four HMUL2 a word pre-scaled). A group's zero points load at its first chunk, its
+  // scales at its last (before that stage is released) and apply at the next chunk's wait.
+  uint32_t xzl = zc(8, false), xzh = zc(8, true);
+  float grp[kPre ? 1 : NACC];
+  // The 16/32-token tiles' epilogue: straight from the fragment, tokens < M only (acc[4i + r] is
+  // feature row g (+8 for r >= 2) of this warp's stripe, token 8i + 2ci (+1 for odd r)).
+  auto store_direct = [&](const Item& wk, const auto& acc) {
+    const int n = wk.tile * TN + warp * 16 + g;
+    float b0 = 0.f, b1 = 0.f;
+    if (bias != nullptr) {
+      b0 = Num<T>::to_f(bias[n]);
+      b1 = Num<T>::to_f(bias[n + 8]);
+    }
+#pragma unroll
+    for (int i = 0; i < TM / 8; ++i) {
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int tok = wk.mt * TM + 8 * i + 2 * ci + (r & 1);
+        if (tok < M) out[static_cast<int64_t>(tok) * N + n + ((r >> 1) << 3)] = Num<T>::from_f(acc[4 * i + r] + ((r >> 1) ? b1 : b0));
+      }
+    }
+  };
   for (int item = 0; item < n_items; ++item) {
     const Item wk = item_of(item);
-    float acc[NACC];  // no zero fill: the item's first wgmma ignores the accumulator (scale-d = 0)
+    float acc[NACC];  // pre-scale: no zero fill, the item's first wgmma ignores it (scale-d = 0)
+    float ps0 = 0.f, ps1 = 0.f;  // exact: the scales (rows g, g + 8) of the group in grp
+    if constexpr (!kPre) {
+#pragma unroll
+      for (int i = 0; i < NACC; ++i) acc[i] = 0.f;
+    }
+    // exact: grp (complete once the wgmma waited for has retired) into acc
+    auto fold = [&]() {
+      if constexpr (!kPre) {
+        bwg::fence_regs(grp);
+#pragma unroll
+        for (int i = 0; i < NACC; ++i) acc[i] = fmaf(i & 2 ? ps1 : ps0, grp[i], acc[i]);
+      }
+    };
     for (int it = 0; it < wk.nst; ++it, ++ring) {
       const int slot = ring % P;
       mbar_wait(full0 + 8 * slot, (ring / P) & 1);
@@ -388,8 +453,32 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
           w[s] = prmt(hi ? v.y : v.x, hi ? v.w : v.z, sel);
         }
         uint32_t sv[2], zl[2] = {zc(8, false), zc(8, false)}, zh[2] = {zc(8, true), zc(8, true)};
+        // exact: this chunk starts a group (fresh), the previous chunk ended one (its sums await
+        // their scales); functions of the chunk index alone, so ptxas keeps them (and the
+        // wgmma descriptors) warp-uniform: carried as loop state they measured 5-10 % slower
+        const int c = c0 + j;
+        const bool fresh = c == wk.cb || ((c * 64) >> gs) != (((c - 1) * 64) >> gs);
+        const bool pending = fresh && c != wk.cb;
+        float ns0 = 0.f, ns1 = 0.f;
+        if constexpr (!kPre) {
+          const int srow = ((c * 64) >> gs) - g0;
+          if constexpr (kZeros) {
+            if (fresh) {
+              const uint32_t za = st + kZ + srow * (TN / 2) + warp * 8;
+              xzl = zc((lds32(za) >> (4 * g)) & 0xF, false);
+              xzh = zc((lds32(za + 4) >> (4 * g)) & 0xF, true);
+            }
+          }
+          {
+            unsigned short s0, s1;
+            asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s0) : "r"(sbase_w + srow * (TN * 2)));
+            asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s1) : "r"(sbase_w + srow * (TN * 2) + 16));
+            ns0 = bwg::b16_to_f<T>(s0);
+            ns1 = bwg::b16_to_f<T>(s1);
+          }
+        }
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
+        for (int h = 0; h < 2 && kPre; ++h) {
           if (h == 1 && G >= 64) {
             sv[1] = sv[0];
             zl[1] = zl[0];
@@ -414,11 +503,17 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
           release(emptyx0 + 8 * ((ring - 1) % P));
         }
         uint32_t(&a)[4][4] = cur;
+        if constexpr (kPre) {
 #pragma unroll
-        for (int s = 0; s < 4; ++s) {
-          const int h = s >> 1;
-          const uint32_t s0 = prmt(sv[h], 0, 0x1010), s1 = prmt(sv[h], 0, 0x3232);  // row g, row g + 8
-          bwg::deq<T>(w[s], a[s], s0, s1, zl[h], zh[h]);
+          for (int s = 0; s < 4; ++s) {
+            const int h = s >> 1;
+            const uint32_t s0 = prmt(sv[h], 0, 0x1010), s1 = prmt(sv[h], 0, 0x3232);  // row g, row g + 8
+            bwg::deq<T, true>(w[s], a[s], s0, s1, zl[h], zh[h]);
+          }
+        } else {
+          if (pending) fold();
+#pragma unroll
+          for (int s = 0; s < 4; ++s) bwg::deq<T, false>(w[s], a[s], 0u, 0u, xzl, xzh);
         }
         if (j == 0) mbar_wait(fullx0 + 8 * slot, (ring / P) & 1);  // only the wgmma reads x
         MATE_PROBE_AT(4, threadIdx.x == 0 && ring == 0 && j == 0)
@@ -433,9 +528,16 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
           }
         }
         fence();
+        if constexpr (kPre) {
 #pragma unroll
-        for (int s = 0; s < 4; ++s)
-          Wgmma<T, TM>::run(acc, a[s], desc_sw128(st + kX + j * (TM * 128) + s * 32), (it == 0 && j == 0 && s == 0) ? 0 : 1);
+          for (int s = 0; s < 4; ++s)
+            Wgmma<T, TM>::run(acc, a[s], desc_sw128(st + kX + j * (TM * 128) + s * 32), (it == 0 && j == 0 && s == 0) ? 0 : 1);
+        } else {
+#pragma unroll
+          for (int s = 0; s < 4; ++s) Wgmma<T, TM>::run(grp, a[s], desc_sw128(st + kX + j * (TM * 128) + s * 32), (fresh && s == 0) ? 0 : 1);
+          ps0 = ns0;
+          ps1 = ns1;
+        }
         commit();
         if constexpr (kPingPong) {
           if (wgi == 0) {
@@ -448,6 +550,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
       }
     }
     wait0();
+    fold();  // the item's last group
     MATE_PROBE_AT(5, threadIdx.x == 0 && item == 0)
     // The item's last stage. Every item has one (the planner splits K into at most K / 64 / CH
     // parts, tests/plan.rs), so its first wgmma wrote every accumulator. Its x boxes stay
@@ -500,6 +603,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
       } else if (!streamk) {
         float* mine = part + (static_cast<int64_t>(wk.out_tile) * S + wk.z) * kTile;
         bwg::store_part<NACC, WC * 32>(mine, acc);
+        if constexpr (kDeferred) continue;
         asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
         __shared__ int last;
         if (threadIdx.x == 0) last = (split_ticket(counters + wk.out_tile) == S - 1);  // kernels/split.cuh
@@ -591,20 +695,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
       }
       release_x();
     } else {
-      const int n = wk.tile * TN + warp * 16 + g;
-      float b0 = 0.f, b1 = 0.f;
-      if (bias != nullptr) {
-        b0 = Num<T>::to_f(bias[n]);
-        b1 = Num<T>::to_f(bias[n + 8]);
-      }
-#pragma unroll
-      for (int i = 0; i < TM / 8; ++i) {
-#pragma unroll
-        for (int r = 0; r < 4; ++r) {
-          const int tok = wk.mt * TM + 8 * i + 2 * ci + (r & 1);
-          if (tok < M) out[static_cast<int64_t>(tok) * N + n + ((r >> 1) << 3)] = Num<T>::from_f(acc[4 * i + r] + ((r >> 1) ? b1 : b0));
-        }
-      }
+      store_direct(wk, acc);
     }
 #ifdef MATE_PROBE
     if (probe != nullptr && threadIdx.x == 0 && item == 0) {
@@ -613,6 +704,41 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     }
 #endif
   }  // items
+  if constexpr (kDeferred) {
+    // Every part of this CTA's items is stored: now each item's ticket; the last arriver of a
+    // tile sums its S parts in split order and stores it (the same sums and order as taking the
+    // ticket right after the part).
+    constexpr int kTile = TM * TN;
+    const float* const part = static_cast<const float*>(p.workspace);
+    int* const counters = reinterpret_cast<int*>(static_cast<float*>(p.workspace) + static_cast<int64_t>(NT * S) * kTile);
+    for (int item = 0; item < n_items; ++item) {
+      const Item wk = item_of(item);
+      asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");  // the parts stored, `last` read
+      __shared__ int last;
+      if (threadIdx.x == 0) last = (split_ticket(counters + wk.out_tile) == S - 1);  // kernels/split.cuh
+      asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
+#ifdef MATE_PROBE
+      if (probe != nullptr && threadIdx.x == 0 && item == 0) {
+        probe[6] = bwg::probe_clock();
+        probe[9] = last ? 1 : 0;
+      }
+#endif
+      if (!last) continue;
+      float acc[NACC];
+#pragma unroll
+      for (int i = 0; i < NACC; ++i) acc[i] = 0.f;
+      const float* all = part + static_cast<int64_t>(wk.out_tile) * S * kTile;
+      for (int zz = 0; zz < S; ++zz) bwg::add_part<NACC, WC * 32>(all + static_cast<int64_t>(zz) * kTile, acc);
+      if (threadIdx.x == 0) counters[wk.out_tile] = 0;
+      store_direct(wk, acc);
+    }
+#ifdef MATE_PROBE
+    if (probe != nullptr && threadIdx.x == 0) {
+      probe[7] = bwg::probe_clock();
+      probe[8] = bwg::probe_gtime();
+    }
+#endif
+  }
   // Warpgroup 1's last arrival on barrier 2 has no wait of warpgroup 0's behind it: take it.
   if constexpr (kPingPong) {
     if (wgi == 0 && issued > 0) asm volatile("bar.sync 2, 256;" ::: "memory");

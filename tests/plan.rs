@@ -122,6 +122,8 @@ fn every_envelope_configuration_has_a_variant() {
                                 // whole tiles, an even split (every part a stage deep) or stream-K
                                 // (every CTA a stage)
                                 assert!((m <= v.tm as i64 && (m > v.tm as i64 / 2 || v.tm == 16)) || (m > 256 && v.tm == 256));
+                                // post-scale wherever the group allows it, in the 16/32-token tiles
+                                assert_eq!(v.pre, g == 32 || v.tm > 32, "bwg post-scale: M={m} group {g}");
                                 let tiles = (m + v.tm as i64 - 1) / v.tm as i64 * (n / v.tn as i64); // m-tiles x tiles
                                 let slots = v.ctas_per_sm() as i64 * 132;
                                 let ctas = pl.grid[0] as i64;

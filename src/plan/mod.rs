@@ -177,8 +177,9 @@ pub fn serves(v: &Variant, p: &Problem) -> bool {
             // Activation rows are bulk-copied (a gather is not): no act order, no shard frames.
             Family::Bulk => p.m <= v.tm as i64 && !p.meta.has_perm && (v.pre || p.meta.group() % 64 == 0),
             // x arrives in TMA boxes; act order above the decode sizes through a gathered copy
-            // (Plan::x_gather_at). Pre-scale serves every group size.
-            Family::Bwg => !p.meta.has_perm || p.m > DEC_MAX_M,
+            // (Plan::x_gather_at). Pre-scale serves every group size, post-scale whole 64-deep
+            // chunks per group.
+            Family::Bwg => (!p.meta.has_perm || p.m > DEC_MAX_M) && (v.pre || p.meta.group() % 64 == 0),
             Family::Wmma | Family::Wg => true,
         }
 }
@@ -562,12 +563,13 @@ pub fn bwg_tile_tokens(m: i64) -> u32 {
 fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
     let candidates = VARIANTS.iter().enumerate().filter(|(_, v)| serves(v, p) && runs_on(v, caps));
     if caps.wgmma && prefer_bwg(p, sms) {
-        // bwg_tile_tokens' tile; the split instantiation only where the plan splits.
+        // bwg_tile_tokens' tile, post-scale where the group allows it; the split instantiation
+        // only where the plan splits.
         let bwg = || candidates.clone().filter(|(_, v)| v.family == Family::Bwg);
-        let tile = bwg().find(|(_, v)| v.tm == bwg_tile_tokens(p.m));
+        let tile = bwg().filter(|(_, v)| v.tm == bwg_tile_tokens(p.m)).min_by_key(|(_, v)| v.pre);
         if let Some((_, t)) = tile {
             let split = bwg_split(p, sms, t).split != 1;
-            if let Some((i, _)) = bwg().find(|(_, v)| v.tm == t.tm && v.split == split) {
+            if let Some((i, _)) = bwg().find(|(_, v)| v.tm == t.tm && v.pre == t.pre && v.split == split) {
                 return Some(i);
             }
         }

@@ -236,31 +236,41 @@ def test_wg_variants_parity(dtype, sym, forced):
     check_splits(forced, [v for v in VARIANTS if prefix in v and v.endswith("_split")], x, fr, whole[0], dtype)
 
 
-@pytest.mark.parametrize("tile,M", [("_m16_n128_", 11), ("_m16_n128_", 16), ("_m32_n128_", 17), ("_m32_n128_", 32),
-                                    ("_m32_n128_", 70), ("_m128_n128_", 200), ("_m256_n128_", 300)])
-@pytest.mark.parametrize("dtype,sym,g", [(torch.float16, True, 128), (torch.bfloat16, False, 32), (torch.float16, False, -1)])
-def test_bwg_variants_parity(dtype, sym, g, tile, M, forced):
-    """bwg family (x by TMA boxes of M rounded up to 8 rows), each token tile: the whole-K variant
-    matches the float64 reference with a partial last stage (K = 4224 is 66 chunks: a partial
-    stage of 4-chunk stages; K = 4160, 65 chunks, where the group allows: one of 2-chunk stages
-    too, the two-A-set tail), on contiguous x and on x rows padded to a wider stride (the tensor
-    map's stride); split variants are bit-identical across reruns for each SM count and close to
-    whole K."""
+BWG_CONFIGS = [(torch.float16, True, 128, False), (torch.bfloat16, False, 32, True), (torch.float16, False, -1, False),
+               (torch.bfloat16, False, 64, False), (torch.float16, True, 128, True)]
+
+
+@pytest.mark.parametrize("tile,M,dtype,sym,g,pre", [
+    (tile, M, *cfg)
+    for tile, M in [("_m16_n128_", 11), ("_m16_n128_", 16), ("_m32_n128_", 17), ("_m32_n128_", 32), ("_m32_n128_", 70),
+                    ("_m128_n128_", 200), ("_m256_n128_", 300)]
+    for cfg in BWG_CONFIGS
+    if cfg[3] or tile in ("_m16_n128_", "_m32_n128_")  # the 128/256-token tiles are built pre-scale only
+])
+def test_bwg_variants_parity(dtype, sym, g, pre, tile, M, forced):
+    """bwg family (x by TMA boxes of M rounded up to 8 rows), each token tile, post-scale (16/32
+    tokens, groups >= 64 and per channel: every chunk closing a group at 64) and pre-scale: the
+    whole-K variant matches the float64 reference with a partial last stage (K = 4224 is 66
+    chunks: a partial stage of 4-chunk stages; K = 4160, 65 chunks, where the group allows: one of
+    2-chunk stages too, the two-A-set tail), on contiguous x and on x rows padded to a wider
+    stride (the tensor map's stride); split variants are bit-identical across reruns for each SM
+    count and close to whole K."""
     dt = "bf16" if dtype == torch.bfloat16 else "f16"
     prefix = f"_bwg_{dt}_{'sym' if sym else 'zp'}{tile}"
-    K = 4224 if g == 128 else 4160
+    K = 4224 if g in (64, 128) else 4160
     ck = random_gptq(K, 2048, g, sym, dtype, "cuda")
     fr = frame_from_gptq_v2(ck)
     x = torch.randn(M, K, device="cuda").to(dtype)
     padded = torch.randn(M, K + 64, device="cuda").to(dtype)[:, :K]
     padded.copy_(x)
-    (whole,) = [v for v in VARIANTS if prefix in v and v.endswith("_whole")]
+    mine = [v for v in VARIANTS if prefix in v and v.endswith("_pre") == pre]
+    (whole,) = [v for v in mine if "_whole" in v]
     forced(whole)
     w = run_out(x, fr)
     total, col = errors(w, reference(ck, x, None))
     assert total <= BOUND[dtype] and col <= 5 * BOUND[dtype], (whole, total, col)
     assert torch.equal(run_out(padded, fr), w), "a padded row stride changes the result"
-    (split,) = [v for v in VARIANTS if prefix in v and v.endswith("_split")]
+    (split,) = [v for v in mine if "_split" in v]
     # SM counts (src/plan/mod.rs bwg_split; 128/256-token tiles, 32 tiles here): 7 (stream-K after
     # whole rounds), 33 (forced where the rule says whole: stream-K, 32 tiles on 33 CTAs), 40 and
     # 132 (stream-K, more CTAs than tiles: owners of several contributors, ranges inside one

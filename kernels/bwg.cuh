@@ -235,7 +235,11 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   // The 16/32-token split variants take their tiles' tickets after the item loop (below): any
   // branch or runtime loop in the item loop's epilogue made ptxas build every wgmma descriptor in
   // vector registers (R2UR each, ~10 % more instructions a chunk).
+#ifdef MATE_BWG_NO_DEFER  // lab switch (MATE_KERNEL_FLAGS, never shipped; NOTES session 14): tickets in the loop
+  constexpr bool kDeferred = false;
+#else
   constexpr bool kDeferred = kSplit && !kStagedOut;
+#endif
   const bool streamk = kStreamK && p.total_warps == 0;
   const int S = kSplit && !streamk ? p.total_warps : 1;  // even split: CTAs per tile
   // Stream-K: whole tiles [0, D), then units (stages) of tiles [D, NT) shared in ranges [u0, u1).

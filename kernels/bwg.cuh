@@ -90,15 +90,6 @@ __device__ __forceinline__ void deq(uint32_t w, uint32_t a[4], uint32_t s0, uint
   }
 }
 
-// A scale's 16 bits (fp16 or bf16) as a float.
-template <typename T>
-__device__ __forceinline__ float b16_to_f(unsigned short v) {
-  if constexpr (std::is_same<T, __half>::value)
-    return __half2float(__ushort_as_half(v));
-  else
-    return __uint_as_float(static_cast<uint32_t>(v) << 16);
-}
-
 // Orders a register's reads after the wgmma.wait that completes the asynchronous writes to it
 // (the compiler sees the wgmma asm as the register's definition and could hoist a read above
 // the wait otherwise).
@@ -399,8 +390,9 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   // The exact form (!kPre: groups of 64 or more, and per channel; 16/32-token tiles): wgmma sums a
   // group's (q - z) x into grp (scale-d = 0 at the group's first chunk); after its last chunk's
   // wgmma has retired the group's scales fold it into acc (one FFMA an accumulator a group,
-  // against four HMUL2 a word pre-scaled). A group's zero points load at its first chunk, its
-  // scales at its last (before that stage is released) and apply at the next chunk's wait.
+  // against four HMUL2 a word pre-scaled). A group's zero points load at its first chunk; every
+  // chunk loads its group's scales (no branch), and the group's last chunk's apply at the next
+  // chunk's wait.
   uint32_t xzl = zc(8, false), xzh = zc(8, true);
   float grp[kPre ? 1 : NACC];
   // The 16/32-token tiles' epilogue: straight from the fragment, tokens < M only (acc[4i + r] is
@@ -420,6 +412,16 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         if (tok < M) out[static_cast<int64_t>(tok) * N + n + ((r >> 1) << 3)] = Num<T>::from_f(acc[4 * i + r] + ((r >> 1) ? b1 : b0));
       }
     }
+  };
+  // The even split's last arriver: the tile's S parts in split order (0 + part 0 + ... + part
+  // S-1) into acc, the counter reset for the next call.
+  auto sum_parts = [&](const float* part, int* counters, const Item& wk, auto& acc) {
+    constexpr int kTile = TM * TN;
+    const float* all = part + static_cast<int64_t>(wk.out_tile) * S * kTile;
+#pragma unroll
+    for (int i = 0; i < NACC; ++i) acc[i] = 0.f;
+    for (int zz = 0; zz < S; ++zz) bwg::add_part<NACC, WC * 32>(all + static_cast<int64_t>(zz) * kTile, acc);
+    if (threadIdx.x == 0) counters[wk.out_tile] = 0;
   };
   for (int item = 0; item < n_items; ++item) {
     const Item wk = item_of(item);
@@ -477,8 +479,8 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
             unsigned short s0, s1;
             asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s0) : "r"(sbase_w + srow * (TN * 2)));
             asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s1) : "r"(sbase_w + srow * (TN * 2) + 16));
-            ns0 = bwg::b16_to_f<T>(s0);
-            ns1 = bwg::b16_to_f<T>(s1);
+            ns0 = Num<T>::to_f(*reinterpret_cast<const T*>(&s0));
+            ns1 = Num<T>::to_f(*reinterpret_cast<const T*>(&s1));
           }
         }
 #pragma unroll
@@ -623,11 +625,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         }
 #endif
         if (!last) continue;
-        const float* all = part + static_cast<int64_t>(wk.out_tile) * S * kTile;
-#pragma unroll
-        for (int i = 0; i < NACC; ++i) acc[i] = 0.f;
-        for (int zz = 0; zz < S; ++zz) bwg::add_part<NACC, WC * 32>(all + static_cast<int64_t>(zz) * kTile, acc);
-        if (threadIdx.x == 0) counters[wk.out_tile] = 0;
+        sum_parts(part, counters, wk, acc);
 #ifdef MATE_PROBE
         if (threadIdx.x == 0 && item == 0) probe[9] = 1;
 #endif
@@ -712,9 +710,8 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     // Every part of this CTA's items is stored: now each item's ticket; the last arriver of a
     // tile sums its S parts in split order and stores it (the same sums and order as taking the
     // ticket right after the part).
-    constexpr int kTile = TM * TN;
     const float* const part = static_cast<const float*>(p.workspace);
-    int* const counters = reinterpret_cast<int*>(static_cast<float*>(p.workspace) + static_cast<int64_t>(NT * S) * kTile);
+    int* const counters = reinterpret_cast<int*>(static_cast<float*>(p.workspace) + static_cast<int64_t>(NT * S) * (TM * TN));
     for (int item = 0; item < n_items; ++item) {
       const Item wk = item_of(item);
       asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");  // the parts stored, `last` read
@@ -729,11 +726,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
 #endif
       if (!last) continue;
       float acc[NACC];
-#pragma unroll
-      for (int i = 0; i < NACC; ++i) acc[i] = 0.f;
-      const float* all = part + static_cast<int64_t>(wk.out_tile) * S * kTile;
-      for (int zz = 0; zz < S; ++zz) bwg::add_part<NACC, WC * 32>(all + static_cast<int64_t>(zz) * kTile, acc);
-      if (threadIdx.x == 0) counters[wk.out_tile] = 0;
+      sum_parts(part, counters, wk, acc);
       store_direct(wk, acc);
     }
 #ifdef MATE_PROBE

@@ -423,6 +423,17 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     for (int zz = 0; zz < S; ++zz) bwg::add_part<NACC, WC * 32>(all + static_cast<int64_t>(zz) * kTile, acc);
     if (threadIdx.x == 0) counters[wk.out_tile] = 0;
   };
+  // The descriptor of x at byte `off` of a stage. 16/32-token tiles: the stage's descriptor plus
+  // off / 16 (the address field is bits 0..13 of addr / 16 and shared addresses stay below 256 KB,
+  // so the add cannot carry out of it): one uniform add a wgmma instead of the mask / shift / or of
+  // desc_sw128. The 128/256-token tiles keep desc_sw128 (the add measured 1-8 % slower there,
+  // bench/NOTES.md session 10).
+  auto xdesc = [&](uint32_t st, int off) -> uint64_t {
+    if constexpr (TM <= 32)
+      return desc_sw128(st + kX) + static_cast<uint64_t>(off >> 4);
+    else
+      return desc_sw128(st + kX + off);
+  };
   for (int item = 0; item < n_items; ++item) {
     const Item wk = item_of(item);
     float acc[NACC];  // pre-scale: no zero fill, the item's first wgmma ignores it (scale-d = 0)
@@ -537,10 +548,10 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         if constexpr (kPre) {
 #pragma unroll
           for (int s = 0; s < 4; ++s)
-            Wgmma<T, TM>::run(acc, a[s], desc_sw128(st + kX + j * (TM * 128) + s * 32), (it == 0 && j == 0 && s == 0) ? 0 : 1);
+            Wgmma<T, TM>::run(acc, a[s], xdesc(st, j * (TM * 128) + s * 32), (it == 0 && j == 0 && s == 0) ? 0 : 1);
         } else {
 #pragma unroll
-          for (int s = 0; s < 4; ++s) Wgmma<T, TM>::run(grp, a[s], desc_sw128(st + kX + j * (TM * 128) + s * 32), (fresh && s == 0) ? 0 : 1);
+          for (int s = 0; s < 4; ++s) Wgmma<T, TM>::run(grp, a[s], xdesc(st, j * (TM * 128) + s * 32), (fresh && s == 0) ? 0 : 1);
           ps0 = ns0;
           ps1 = ns1;
         }

@@ -379,6 +379,13 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   // overlap it. Two sets alternating by chunk (`wait_group 1`) measured 5-10 % slower, and ptxas
   // serializes the wgmma of the unrolled form (bench/NOTES.md, session 5).
   uint32_t cur[4][4];
+  // The exact form's chunk pairs (below): a second A register set, both sets written after one
+  // wait and read by one batch of eight wgmma (not alternating: nothing in flight reads either
+  // set while it is written). 16-token tiles but zp split (the 32-token tiles and zp split spill
+  // at the 96-register cap with the second set); measured 0.95-0.97x on the routed M = 9-16
+  // plans (bench/NOTES.md, session 15).
+  constexpr bool kPairs = !kPre && TM == 16 && !(kZeros && kSplit);
+  uint32_t cur2[kPairs ? 4 : 1][4];
   // Constants of the dequantization: fp16 1024 + z (a nibble in bits 0..3) and -(64 + z) (bits
   // 4..7, value 1024 + 16q, scaled by 1/16); bf16 128 + z. Built with integer ops.
   auto zc = [](int z, bool high) -> uint32_t {
@@ -459,6 +466,62 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
       const uint32_t st = sbase + slot * kStage;
       const uint32_t wbase = st + kW + warp * (CH * 512) + g * 64;
       const uint32_t sbase_w = st + kS + (warp * 16 + g) * 2;
+      // Exact form, 16-token tiles, groups of 128 or more, a stage of whole pairs starting on an
+      // even chunk: chunks go in pairs of one group, both dequantized after one wait (two A
+      // register sets, two independent dequantization chains) and their eight wgmma in one batch,
+      // so the wait, the fence and the first wgmma's stall come once a pair.
+      if (kPairs && gs >= 7 && ((c0 | nch) & 1) == 0) {
+#pragma unroll
+        for (int j = 0; j < CH; j += 2) {
+          if (j >= nch) break;
+          uint32_t w0[4], w1[4];
+#pragma unroll
+          for (int s = 0; s < 4; ++s) {
+            const uint4 v = bwg::lds128(wbase + j * 512 + s * 16);
+            w0[s] = prmt(hi ? v.y : v.x, hi ? v.w : v.z, sel);
+            const uint4 u = bwg::lds128(wbase + (j + 1) * 512 + s * 16);
+            w1[s] = prmt(hi ? u.y : u.x, hi ? u.w : u.z, sel);
+          }
+          const int c = c0 + j;  // even: a group's first or second pair, never straddling one
+          const bool fresh = c == wk.cb || ((c * 64) >> gs) != (((c - 1) * 64) >> gs);
+          const bool pending = fresh && c != wk.cb;
+          const int srow = ((c * 64) >> gs) - g0;
+          if constexpr (kZeros) {
+            if (fresh) {
+              const uint32_t za = st + kZ + srow * (TN / 2) + warp * 8;
+              xzl = zc((lds32(za) >> (4 * g)) & 0xF, false);
+              xzh = zc((lds32(za + 4) >> (4 * g)) & 0xF, true);
+            }
+          }
+          float ns0, ns1;
+          {
+            unsigned short s0, s1;
+            asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s0) : "r"(sbase_w + srow * (TN * 2)));
+            asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s1) : "r"(sbase_w + srow * (TN * 2) + 16));
+            ns0 = Num<T>::to_f(*reinterpret_cast<const T*>(&s0));
+            ns1 = Num<T>::to_f(*reinterpret_cast<const T*>(&s1));
+          }
+          wait0();
+          if (j + 2 >= nch) release(empty0 + 8 * slot);  // this warp's last load of the stage
+          if (j == 0 && it > 0) release(emptyx0 + 8 * ((ring - 1) % P));
+          if (pending) fold();
+#pragma unroll
+          for (int s = 0; s < 4; ++s) {
+            bwg::deq<T, false>(w0[s], cur[s], 0u, 0u, xzl, xzh);
+            bwg::deq<T, false>(w1[s], cur2[s], 0u, 0u, xzl, xzh);
+          }
+          if (j == 0) mbar_wait(fullx0 + 8 * slot, (ring / P) & 1);
+          fence();
+#pragma unroll
+          for (int s = 0; s < 4; ++s) Wgmma<T, TM>::run(grp, cur[s], xdesc(st, j * (TM * 128) + s * 32), (fresh && s == 0) ? 0 : 1);
+#pragma unroll
+          for (int s = 0; s < 4; ++s) Wgmma<T, TM>::run(grp, cur2[s], xdesc(st, (j + 1) * (TM * 128) + s * 32), 1);
+          ps0 = ns0;
+          ps1 = ns1;
+          commit();
+        }
+        continue;
+      }
 #pragma unroll
       for (int j = 0; j < CH; ++j) {
         if (j >= nch) break;

@@ -173,6 +173,9 @@ namespace bwg {
 // setmaxnreg split of a 12-warp CTA (bwg_body, WK = 12): per SM sub-partition one warp of each
 // warpgroup, 2 x 232 + 40 = 504 <= 512 registers per thread slot.
 constexpr int kConsumerRegs = 232, kProducerRegs = 40;
+// Two CTAs an SM (the 32-token exact tiles, 12 warps for setmaxnreg): the CTA's pool at entry is
+// 384 threads x 80 registers; 4 x 32 x 24 + 8 x 32 x 104 fits it.
+constexpr int kConsumerRegs2 = 104, kProducerRegs2 = 24;
 }  // namespace bwg
 
 // WK warps: WC consumers (WC / 4 warpgroups, TN = 16 WC), then the producer (kRegs below).
@@ -298,7 +301,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
 
   pdl_trigger();
   if (warp >= WC) {
-    if constexpr (kRegs) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(bwg::kProducerRegs));
+    if constexpr (kRegs) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(TM >= 128 ? bwg::kProducerRegs : bwg::kProducerRegs2));
     if (warp > WC) return;
     // Producer warp: lane 0 announces a stage's bytes, then the lanes issue its copies. The first
     // stage's x boxes go after pdl_wait (kernels/pdl.cuh), its weights before.
@@ -352,7 +355,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   }
 
   // Consumer warps.
-  if constexpr (kRegs) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(bwg::kConsumerRegs));
+  if constexpr (kRegs) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(TM >= 128 ? bwg::kConsumerRegs : bwg::kConsumerRegs2));
   const int g = lane >> 2, ci = lane & 3;
   const bool hi = (ci >> 1) != 0;
   const uint32_t sel = (ci & 1) ? 0x7351u : 0x6240u;
@@ -381,10 +384,10 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   uint32_t cur[4][4];
   // The exact form's chunk pairs (below): a second A register set, both sets written after one
   // wait and read by one batch of eight wgmma (not alternating: nothing in flight reads either
-  // set while it is written). 16-token tiles but zp split (the 32-token tiles and zp split spill
-  // at the 96-register cap with the second set); measured 0.95-0.97x on the routed M = 9-16
-  // plans (bench/NOTES.md, session 15).
-  constexpr bool kPairs = !kPre && TM == 16 && !(kZeros && kSplit);
+  // set while it is written). 16-token tiles but zp split (it spills at the 96-register cap of a
+  // 9-warp CTA with the second set), measured 0.95-0.97x on the routed M = 9-16 plans; 32-token
+  // tiles built with 12 warps (setmaxnreg: 104 registers a consumer) (bench/NOTES.md, session 15).
+  constexpr bool kPairs = !kPre && ((TM == 16 && !(kZeros && kSplit)) || (TM == 32 && kRegs));
   uint32_t cur2[kPairs ? 4 : 1][4];
   // Constants of the dequantization: fp16 1024 + z (a nibble in bits 0..3) and -(64 + z) (bits
   // 4..7, value 1024 + 16q, scaled by 1/16); bf16 128 + z. Built with integer ops.

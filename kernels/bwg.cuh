@@ -404,6 +404,22 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   // chunk loads its group's scales (no branch), and the group's last chunk's apply at the next
   // chunk's wait.
   uint32_t xzl = zc(8, false), xzh = zc(8, true);
+  // Exact form: a chunk's group state from the stage (group row srow): the zero points at the
+  // group's first chunk (fresh), and the group's scales for rows g / g + 8.
+  auto group_scales = [&](uint32_t st, uint32_t sbase_w, int srow, bool fresh, float& ns0, float& ns1) {
+    if constexpr (kZeros) {
+      if (fresh) {
+        const uint32_t za = st + kZ + srow * (TN / 2) + warp * 8;
+        xzl = zc((lds32(za) >> (4 * g)) & 0xF, false);
+        xzh = zc((lds32(za + 4) >> (4 * g)) & 0xF, true);
+      }
+    }
+    unsigned short s0, s1;
+    asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s0) : "r"(sbase_w + srow * (TN * 2)));
+    asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s1) : "r"(sbase_w + srow * (TN * 2) + 16));
+    ns0 = Num<T>::to_f(*reinterpret_cast<const T*>(&s0));
+    ns1 = Num<T>::to_f(*reinterpret_cast<const T*>(&s1));
+  };
   float grp[kPre ? 1 : NACC];
   // The 16/32-token tiles' epilogue: straight from the fragment, tokens < M only (acc[4i + r] is
   // feature row g (+8 for r >= 2) of this warp's stripe, token 8i + 2ci (+1 for odd r)).
@@ -488,22 +504,8 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
           const int c = c0 + j;  // even: a group's first or second pair, never straddling one
           const bool fresh = c == wk.cb || ((c * 64) >> gs) != (((c - 1) * 64) >> gs);
           const bool pending = fresh && c != wk.cb;
-          const int srow = ((c * 64) >> gs) - g0;
-          if constexpr (kZeros) {
-            if (fresh) {
-              const uint32_t za = st + kZ + srow * (TN / 2) + warp * 8;
-              xzl = zc((lds32(za) >> (4 * g)) & 0xF, false);
-              xzh = zc((lds32(za + 4) >> (4 * g)) & 0xF, true);
-            }
-          }
           float ns0, ns1;
-          {
-            unsigned short s0, s1;
-            asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s0) : "r"(sbase_w + srow * (TN * 2)));
-            asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s1) : "r"(sbase_w + srow * (TN * 2) + 16));
-            ns0 = Num<T>::to_f(*reinterpret_cast<const T*>(&s0));
-            ns1 = Num<T>::to_f(*reinterpret_cast<const T*>(&s1));
-          }
+          group_scales(st, sbase_w, ((c * 64) >> gs) - g0, fresh, ns0, ns1);
           wait0();
           if (j + 2 >= nch) release(empty0 + 8 * slot);  // this warp's last load of the stage
           if (j == 0 && it > 0) release(emptyx0 + 8 * ((ring - 1) % P));
@@ -543,23 +545,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         const bool fresh = c == wk.cb || ((c * 64) >> gs) != (((c - 1) * 64) >> gs);
         const bool pending = fresh && c != wk.cb;
         float ns0 = 0.f, ns1 = 0.f;
-        if constexpr (!kPre) {
-          const int srow = ((c * 64) >> gs) - g0;
-          if constexpr (kZeros) {
-            if (fresh) {
-              const uint32_t za = st + kZ + srow * (TN / 2) + warp * 8;
-              xzl = zc((lds32(za) >> (4 * g)) & 0xF, false);
-              xzh = zc((lds32(za + 4) >> (4 * g)) & 0xF, true);
-            }
-          }
-          {
-            unsigned short s0, s1;
-            asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s0) : "r"(sbase_w + srow * (TN * 2)));
-            asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s1) : "r"(sbase_w + srow * (TN * 2) + 16));
-            ns0 = Num<T>::to_f(*reinterpret_cast<const T*>(&s0));
-            ns1 = Num<T>::to_f(*reinterpret_cast<const T*>(&s1));
-          }
-        }
+        if constexpr (!kPre) group_scales(st, sbase_w, ((c * 64) >> gs) - g0, fresh, ns0, ns1);
 #pragma unroll
         for (int h = 0; h < 2 && kPre; ++h) {
           if (h == 1 && G >= 64) {

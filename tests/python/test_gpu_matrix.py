@@ -236,8 +236,10 @@ def test_wg_variants_parity(dtype, sym, forced):
     check_splits(forced, [v for v in VARIANTS if prefix in v and v.endswith("_split")], x, fr, whole[0], dtype)
 
 
+# (dtype, symmetric, group, pre-scale): the exact form's chunk pairs (groups >= 128, per channel)
+# with and without zero points, its one-chunk loop (group 64), and the pre-scaled form.
 BWG_CONFIGS = [(torch.float16, True, 128, False), (torch.bfloat16, False, 32, True), (torch.float16, False, -1, False),
-               (torch.bfloat16, False, 64, False), (torch.float16, True, 128, True)]
+               (torch.bfloat16, False, 64, False), (torch.float16, True, 128, True), (torch.float16, False, 128, False)]
 
 
 @pytest.mark.parametrize("tile,M,dtype,sym,g,pre", [

@@ -300,8 +300,11 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   __syncthreads();
 
   pdl_trigger();
+  // setmaxnreg (12-warp CTAs): one CTA an SM at 128/256 tokens, two at 32 (bwg namespace above)
+  constexpr int kProdRegs = TM >= 128 ? bwg::kProducerRegs : bwg::kProducerRegs2;
+  constexpr int kConsRegs = TM >= 128 ? bwg::kConsumerRegs : bwg::kConsumerRegs2;
   if (warp >= WC) {
-    if constexpr (kRegs) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(TM >= 128 ? bwg::kProducerRegs : bwg::kProducerRegs2));
+    if constexpr (kRegs) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProdRegs));
     if (warp > WC) return;
     // Producer warp: lane 0 announces a stage's bytes, then the lanes issue its copies. The first
     // stage's x boxes go after pdl_wait (kernels/pdl.cuh), its weights before.
@@ -355,7 +358,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   }
 
   // Consumer warps.
-  if constexpr (kRegs) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(TM >= 128 ? bwg::kConsumerRegs : bwg::kConsumerRegs2));
+  if constexpr (kRegs) asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kConsRegs));
   const int g = lane >> 2, ci = lane & 3;
   const bool hi = (ci >> 1) != 0;
   const uint32_t sel = (ci & 1) ? 0x7351u : 0x6240u;
@@ -485,7 +488,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
       const uint32_t st = sbase + slot * kStage;
       const uint32_t wbase = st + kW + warp * (CH * 512) + g * 64;
       const uint32_t sbase_w = st + kS + (warp * 16 + g) * 2;
-      // Exact form, 16-token tiles, groups of 128 or more, a stage of whole pairs starting on an
+      // Exact form (kPairs tiles), groups of 128 or more, a stage of whole pairs starting on an
       // even chunk: chunks go in pairs of one group, both dequantized after one wait (two A
       // register sets, two independent dequantization chains) and their eight wgmma in one batch,
       // so the wait, the fence and the first wgmma's stall come once a pair.
@@ -493,7 +496,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
 #pragma unroll
         for (int j = 0; j < CH; j += 2) {
           if (j >= nch) break;
-          uint32_t w0[4], w1[4];
+          uint32_t w0[4], w1[4];  // the two chunks' loads interleaved (as measured)
 #pragma unroll
           for (int s = 0; s < 4; ++s) {
             const uint4 v = bwg::lds128(wbase + j * 512 + s * 16);

@@ -1,4 +1,4 @@
-// Family "bwg": Hopper, 9-32 and > 64 tokens. The wgmma product of the wg family (out^T = W^T x^T: the
+// Family "bwg": Hopper, 9 tokens and up. The wgmma product of the wg family (out^T = W^T x^T: the
 // dequantized weights are the register operand A, the activation tile is operand B, read by the
 // tensor cores from shared memory) fed by the bulk family's producer warp. The wg family makes its
 // consumers copy and dequantize in turn and measured 2.6-4.7x the pure read at M = 32-64; the
@@ -40,7 +40,7 @@ namespace bwg {
 
 // K chunks (of 64) per stage. Mirrored by bwg_chunks_per_stage in src/plan/variants.rs.
 template <int TM>
-__host__ __device__ constexpr int chunks_per_stage() { return TM >= 128 ? 2 : 4; }
+__host__ __device__ constexpr int chunks_per_stage() { return TM >= 64 ? 2 : 4; }
 
 // Stream-K: tiles the grid's CTAs take whole before the stream-K ranges (persistent order): all
 // full rounds of the grid but the last, so the shared ranges cover between one and two rounds
@@ -191,7 +191,8 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   constexpr bool kRegs = WK % 4 == 0;
   constexpr int WC = kRegs ? WK - 4 : WK - 1, NS = TN / 16;
   constexpr int CH = bwg::chunks_per_stage<TM>();
-  static_assert(WC % 4 == 0 && NS == WC && (kPre || TM <= 32) && P >= 2 && (TM == 16 || TM == 32 || TM == 128 || TM == 256), "bad bwg tile");
+  static_assert(WC % 4 == 0 && NS == WC && (kPre || TM <= 32) && P >= 2 && (TM == 16 || TM == 32 || TM == 64 || TM == 128 || TM == 256),
+                "bad bwg tile");
   constexpr int kX = 0;                      // CH boxes of TM x 128 bytes
   constexpr int kW = CH * TM * 128;          // NS stripes x CH x 512 bytes
   constexpr int kS = kW + NS * CH * 512;     // 2 CH scale rows of TN halves
@@ -390,7 +391,9 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   // set while it is written). 16-token tiles but zp split (it spills at the 96-register cap of a
   // 9-warp CTA with the second set), measured 0.95-0.97x on the routed M = 9-16 plans; 32-token
   // tiles built with 12 warps (setmaxnreg: 104 registers a consumer) (bench/NOTES.md, session 15).
-  constexpr bool kPairs = !kPre && ((TM == 16 && !(kZeros && kSplit)) || (TM == 32 && kRegs));
+  // The 64-token tile (12 warps) pairs pre-scaled: the exact form's 32 group sums would not fit
+  // beside two A sets at 104 registers.
+  constexpr bool kPairs = !kPre ? (TM == 16 && !(kZeros && kSplit)) || (TM == 32 && kRegs) : TM == 64 && kRegs;
   uint32_t cur2[kPairs ? 4 : 1][4];
   // Constants of the dequantization: fp16 1024 + z (a nibble in bits 0..3) and -(64 + z) (bits
   // 4..7, value 1024 + 16q, scaled by 1/16); bf16 128 + z. Built with integer ops.
@@ -423,6 +426,36 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     ns0 = Num<T>::to_f(*reinterpret_cast<const T*>(&s0));
     ns1 = Num<T>::to_f(*reinterpret_cast<const T*>(&s1));
   };
+  // Pre-scale form: chunk c's scales (rows g, g + 8 in one word) and zero-point constants for its
+  // two 32-k halves (one group from group 64 on; group 32: two). g0: the stage's first group.
+  auto pre_scales = [&](uint32_t st, uint32_t sbase_w, int c, int g0, uint32_t (&sv)[2], uint32_t (&zl)[2], uint32_t (&zh)[2]) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      if (h == 1 && G >= 64) {
+        sv[1] = sv[0];
+        zl[1] = zl[0];
+        zh[1] = zh[0];
+        break;
+      }
+      const int srow = ((c * 64 + h * 32) >> gs) - g0;
+      unsigned short s0, s1;
+      asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s0) : "r"(sbase_w + srow * (TN * 2)));
+      asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s1) : "r"(sbase_w + srow * (TN * 2) + 16));
+      sv[h] = static_cast<uint32_t>(s0) | (static_cast<uint32_t>(s1) << 16);
+      if constexpr (kZeros) {
+        const uint32_t za = st + kZ + srow * (TN / 2) + warp * 8;
+        const int z0 = (lds32(za) >> (4 * g)) & 0xF, z1 = (lds32(za + 4) >> (4 * g)) & 0xF;
+        zl[h] = zc(z0, false);
+        zh[h] = zc(z1, true);  // (bf16: the same constant for both rows)
+      }
+    }
+  };
+  // Pre-scale form: word w (wgmma step s) of a chunk -> A registers a, with the chunk's scales.
+  auto deq_pre = [&](uint32_t w, uint32_t (&a)[4], int s, const uint32_t (&sv)[2], const uint32_t (&zl)[2], const uint32_t (&zh)[2]) {
+    const int h = s >> 1;
+    const uint32_t s0 = prmt(sv[h], 0, 0x1010), s1 = prmt(sv[h], 0, 0x3232);  // row g, row g + 8
+    bwg::deq<T, true>(w, a, s0, s1, zl[h], zh[h]);
+  };
   float grp[kPre ? 1 : NACC];
   // The 16/32-token tiles' epilogue: straight from the fragment, tokens < M only (acc[4i + r] is
   // feature row g (+8 for r >= 2) of this warp's stripe, token 8i + 2ci (+1 for odd r)).
@@ -452,13 +485,13 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     for (int zz = 0; zz < S; ++zz) bwg::add_part<NACC, WC * 32>(all + static_cast<int64_t>(zz) * kTile, acc);
     if (threadIdx.x == 0) counters[wk.out_tile] = 0;
   };
-  // The descriptor of x at byte `off` of a stage. 16/32-token tiles: the stage's descriptor plus
+  // The descriptor of x at byte `off` of a stage. 16/32/64-token tiles: the stage's descriptor plus
   // off / 16 (the address field is bits 0..13 of addr / 16 and shared addresses stay below 256 KB,
   // so the add cannot carry out of it): one uniform add a wgmma instead of the mask / shift / or of
   // desc_sw128. The 128/256-token tiles keep desc_sw128 (the add measured 1-8 % slower there,
   // bench/NOTES.md session 10).
   auto xdesc = [&](uint32_t st, int off) -> uint64_t {
-    if constexpr (TM <= 32)
+    if constexpr (TM <= 64)
       return desc_sw128(st + kX) + static_cast<uint64_t>(off >> 4);
     else
       return desc_sw128(st + kX + off);
@@ -488,11 +521,11 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
       const uint32_t st = sbase + slot * kStage;
       const uint32_t wbase = st + kW + warp * (CH * 512) + g * 64;
       const uint32_t sbase_w = st + kS + (warp * 16 + g) * 2;
-      // Exact form (kPairs tiles), groups of 128 or more, a stage of whole pairs starting on an
-      // even chunk: chunks go in pairs of one group, both dequantized after one wait (two A
-      // register sets, two independent dequantization chains) and their eight wgmma in one batch,
-      // so the wait, the fence and the first wgmma's stall come once a pair.
-      if (kPairs && gs >= 7 && ((c0 | nch) & 1) == 0) {
+      // kPairs tiles, a stage of whole pairs starting on an even chunk (exact form: groups of 128 or
+      // more, so a pair never straddles a group): chunks go in pairs, both dequantized after one
+      // wait (two A register sets, two independent dequantization chains) and their eight wgmma in
+      // one batch, so the wait, the fence and the first wgmma's stall come once a pair.
+      if (kPairs && (kPre || gs >= 7) && ((c0 | nch) & 1) == 0) {
 #pragma unroll
         for (int j = 0; j < CH; j += 2) {
           if (j >= nch) break;
@@ -508,24 +541,46 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
           const bool fresh = c == wk.cb || ((c * 64) >> gs) != (((c - 1) * 64) >> gs);
           const bool pending = fresh && c != wk.cb;
           float ns0, ns1;
-          group_scales(st, sbase_w, ((c * 64) >> gs) - g0, fresh, ns0, ns1);
+          uint32_t sv[2][2], zl[2][2] = {{zc(8, false), zc(8, false)}, {zc(8, false), zc(8, false)}},
+                             zh[2][2] = {{zc(8, true), zc(8, true)}, {zc(8, true), zc(8, true)}};  // pre-scale: chunks c, c + 1
+          if constexpr (kPre) {
+            pre_scales(st, sbase_w, c, g0, sv[0], zl[0], zh[0]);
+            pre_scales(st, sbase_w, c + 1, g0, sv[1], zl[1], zh[1]);
+          } else {
+            group_scales(st, sbase_w, ((c * 64) >> gs) - g0, fresh, ns0, ns1);
+          }
           wait0();
           if (j + 2 >= nch) release(empty0 + 8 * slot);  // this warp's last load of the stage
           if (j == 0 && it > 0) release(emptyx0 + 8 * ((ring - 1) % P));
-          if (pending) fold();
+          if constexpr (kPre) {
 #pragma unroll
-          for (int s = 0; s < 4; ++s) {
-            bwg::deq<T, false>(w0[s], cur[s], 0u, 0u, xzl, xzh);
-            bwg::deq<T, false>(w1[s], cur2[s], 0u, 0u, xzl, xzh);
+            for (int s = 0; s < 4; ++s) {
+              deq_pre(w0[s], cur[s], s, sv[0], zl[0], zh[0]);
+              deq_pre(w1[s], cur2[s], s, sv[1], zl[1], zh[1]);
+            }
+          } else {
+            if (pending) fold();
+#pragma unroll
+            for (int s = 0; s < 4; ++s) {
+              bwg::deq<T, false>(w0[s], cur[s], 0u, 0u, xzl, xzh);
+              bwg::deq<T, false>(w1[s], cur2[s], 0u, 0u, xzl, xzh);
+            }
           }
           if (j == 0) mbar_wait(fullx0 + 8 * slot, (ring / P) & 1);
           fence();
+          if constexpr (kPre) {  // the item's first wgmma ignores acc (scale-d = 0)
 #pragma unroll
-          for (int s = 0; s < 4; ++s) Wgmma<T, TM>::run(grp, cur[s], xdesc(st, j * (TM * 128) + s * 32), (fresh && s == 0) ? 0 : 1);
+            for (int s = 0; s < 4; ++s) Wgmma<T, TM>::run(acc, cur[s], xdesc(st, j * (TM * 128) + s * 32), (it == 0 && j == 0 && s == 0) ? 0 : 1);
 #pragma unroll
-          for (int s = 0; s < 4; ++s) Wgmma<T, TM>::run(grp, cur2[s], xdesc(st, (j + 1) * (TM * 128) + s * 32), 1);
-          ps0 = ns0;
-          ps1 = ns1;
+            for (int s = 0; s < 4; ++s) Wgmma<T, TM>::run(acc, cur2[s], xdesc(st, (j + 1) * (TM * 128) + s * 32), 1);
+          } else {
+#pragma unroll
+            for (int s = 0; s < 4; ++s) Wgmma<T, TM>::run(grp, cur[s], xdesc(st, j * (TM * 128) + s * 32), (fresh && s == 0) ? 0 : 1);
+#pragma unroll
+            for (int s = 0; s < 4; ++s) Wgmma<T, TM>::run(grp, cur2[s], xdesc(st, (j + 1) * (TM * 128) + s * 32), 1);
+            ps0 = ns0;
+            ps1 = ns1;
+          }
           commit();
         }
         continue;
@@ -540,7 +595,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
           const uint4 v = bwg::lds128(wbase + j * 512 + s * 16);  // lane (g, s)'s 16 bytes
           w[s] = prmt(hi ? v.y : v.x, hi ? v.w : v.z, sel);
         }
-        uint32_t sv[2], zl[2] = {zc(8, false), zc(8, false)}, zh[2] = {zc(8, true), zc(8, true)};
+        uint32_t sv[2], zl[2] = {zc(8, false), zc(8, false)}, zh[2] = {zc(8, true), zc(8, true)};  // (pre-scale)
         // exact: this chunk starts a group (fresh), the previous chunk ended one (its sums await
         // their scales); functions of the chunk index alone, so ptxas keeps them (and the
         // wgmma descriptors) warp-uniform: carried as loop state they measured 5-10 % slower
@@ -549,26 +604,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         const bool pending = fresh && c != wk.cb;
         float ns0 = 0.f, ns1 = 0.f;
         if constexpr (!kPre) group_scales(st, sbase_w, ((c * 64) >> gs) - g0, fresh, ns0, ns1);
-#pragma unroll
-        for (int h = 0; h < 2 && kPre; ++h) {
-          if (h == 1 && G >= 64) {
-            sv[1] = sv[0];
-            zl[1] = zl[0];
-            zh[1] = zh[0];
-            break;
-          }
-          const int srow = (((c0 + j) * 64 + h * 32) >> gs) - g0;
-          unsigned short s0, s1;
-          asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s0) : "r"(sbase_w + srow * (TN * 2)));
-          asm volatile("ld.shared.u16 %0, [%1];" : "=h"(s1) : "r"(sbase_w + srow * (TN * 2) + 16));
-          sv[h] = static_cast<uint32_t>(s0) | (static_cast<uint32_t>(s1) << 16);
-          if constexpr (kZeros) {
-            const uint32_t za = st + kZ + srow * (TN / 2) + warp * 8;
-            const int z0 = (lds32(za) >> (4 * g)) & 0xF, z1 = (lds32(za + 4) >> (4 * g)) & 0xF;
-            zl[h] = zc(z0, false);
-            zh[h] = zc(z1, true);  // (bf16: the same constant for both rows)
-          }
-        }
+        if constexpr (kPre) pre_scales(st, sbase_w, c, g0, sv, zl, zh);
         wait0();
         if (j == nch - 1) release(empty0 + 8 * slot);  // this warp's last load of the stage
         if (j == 0 && it > 0) {  // the previous stage's last wgmma has retired
@@ -577,11 +613,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         uint32_t(&a)[4][4] = cur;
         if constexpr (kPre) {
 #pragma unroll
-          for (int s = 0; s < 4; ++s) {
-            const int h = s >> 1;
-            const uint32_t s0 = prmt(sv[h], 0, 0x1010), s1 = prmt(sv[h], 0, 0x3232);  // row g, row g + 8
-            bwg::deq<T, true>(w[s], a[s], s0, s1, zl[h], zh[h]);
-          }
+          for (int s = 0; s < 4; ++s) deq_pre(w[s], a[s], s, sv, zl, zh);
         } else {
           if (pending) fold();
 #pragma unroll

@@ -387,8 +387,9 @@ fn split_override_parses_or_names_the_rule() {
 #[test]
 fn bwg_routing_is_pinned() {
     // Hopper: bulk-fed wgmma at M = 17-32 on layers of >= 2^23 weights (every Llama shape, Qwen2-1.5B
-    // gate_up and down), at M = 33-64 (32-token m-tiles) on layers of 2^23-2^24 weights (Llama-8B o,
-    // Qwen2-1.5B down), and at M = 9-16 on layers of 2^23-2^26 weights with fewer than sms / 2
+    // gate_up and down), at M = 33-64 on layers of 2^23-2^24 weights (32-token m-tiles: Llama-8B o,
+    // Qwen2-1.5B down) and on larger ones with K >= N (64-token tiles: Llama-8B down, Llama-70B o and
+    // down; wg keeps qkv and gate_up), and at M = 9-16 on layers of 2^23-2^26 weights with fewer than sms / 2
     // tiles (Llama-8B qkv, o, down, Qwen2-1.5B down; session 12 added o and down); at M = 2-8 on
     // 2^23-2^25 weights unless dect fills one wave over K <= 4096, where bulk does not serve (none of these layers since
     // bulk's 8-token x 32-feature tiles took Qwen2-1.5B down, session 12), and above
@@ -400,10 +401,11 @@ fn bwg_routing_is_pinned() {
         (4096, 6144, false, true, true, false),
         (4096, 4096, false, true, true, true),
         (4096, 28672, false, false, true, false),
-        (14336, 4096, false, true, true, false),
+        (14336, 4096, false, true, true, true),
         (8192, 10240, false, false, true, false),
+        (8192, 8192, false, true, true, true),
         (8192, 57344, false, false, true, false),
-        (28672, 8192, false, false, true, false),
+        (28672, 8192, false, false, true, true),
         (1536, 17920, false, false, true, false),
         (8960, 1536, false, true, true, true),
         (1536, 2048, false, false, false, false),
@@ -421,11 +423,18 @@ fn bwg_routing_is_pinned() {
             assert_eq!(fam(m, k, n) == Family::Bwg, want, "M={m} K={k} N={n}");
         }
     }
-    // the smallest token tile that holds M, but 32-token m-tiles at M = 33-64
+    // the smallest token tile that holds M, but at M = 33-64 32-token m-tiles up to 2^24 weights,
+    // the 64-token tile above
     for (m, tm) in [(9, 16), (16, 16), (17, 32), (32, 32), (33, 32), (64, 32), (65, 128), (128, 128), (129, 256), (4096, 256)] {
         let n = if (33..=64).contains(&m) { 4096 } else { 6144 };
         let v = &VARIANTS[plan(&problem(m, 4096, n, 128, false, DType::F16), &caps).unwrap().variant];
         assert_eq!((v.family, v.tm), (Family::Bwg, tm), "M={m}");
+    }
+    for m in [33, 48, 64] {
+        for (k, n) in [(14336, 4096), (8192, 8192), (28672, 8192)] {
+            let v = &VARIANTS[plan(&problem(m, k, n, 128, false, DType::F16), &caps).unwrap().variant];
+            assert_eq!((v.family, v.tm), (Family::Bwg, 64), "M={m} K={k} N={n}");
+        }
     }
     let sm80 = Caps { wgmma: false, ..Caps::uniform(132, 2) };
     assert_ne!(VARIANTS[plan(&problem(32, 4096, 28672, 128, false, DType::F16), &sm80).unwrap().variant].family, Family::Bwg);

@@ -1,7 +1,8 @@
 //! The planner: which compiled variant serves a problem, with what grid, and how much workspace.
 //! Families are routed by M and size: on Hopper `Bwg` (bulk copies feeding wgmma, persistent grid)
-//! wherever [`prefer_bwg`] says (M > 64, M = 17-32 on layers of 2^23 weights or more, some small
-//! layers at M = 2-16; act order only above 64 tokens, through a gathered x); then `Wg` (wgmma,
+//! wherever [`prefer_bwg`] says (M > 64, M = 17-32 on layers of 2^23 weights or more, M = 33-64 on
+//! most of them, some small layers at M = 2-16; act order only above 64 tokens, through a gathered
+//! x); then `Wg` (wgmma,
 //! token tile and K split from the cost model in [`cost`]) wherever [`prefer_wgmma`] says (M > 64, or M > 16 on layers of 2^23 weights
 //! or more); on Hopper at M <= 16 `Bulk` (bulk copies, persistent grid) wherever [`prefer_bulk`] says;
 //! elsewhere, for M <= 64, the decode families (`Dect`, CTA tiles, where its CTAs fill the
@@ -511,9 +512,11 @@ pub fn prefer_wgmma(p: &Problem) -> bool {
 /// at M = 17-32 it beats wg by 1.2-1.3x on every Llama shape and Qwen2-1.5B gate_up, and by 1.6x on
 /// Qwen2-1.5B down since its split rules (10.7 vs 17.5 us; session 5 had it at 16.1 vs 14.0); at
 /// M = 33-64, in 32-token m-tiles, on layers of at most 2^24 weights (Llama-8B o 12.3-12.5 vs
-/// 14.3-14.6 us, Qwen2-1.5B down 12.7 vs 17.3; results/2026-11-30-m24-64-sweep.json), while wg's
-/// 64-token tile stays faster on the larger ones (Llama-8B qkv 15.4 vs 20.5, down 27.9 vs 33.4,
-/// gate_up 47 vs 63 at M = 48); at M = 9-16 it beats the bulk and CTA-tiled
+/// 14.3-14.6 us, Qwen2-1.5B down 12.7 vs 17.3; results/2026-11-30-m24-64-sweep.json), and in its
+/// 64-token tile on the larger ones at least as deep as they are wide (K >= N: Llama-8B down 26.5
+/// vs 27.9 us, Llama-70B down 83 vs 94, o 27.7 vs 29.2 at M = 48; results/2026-11-30-bwg-m64-ab.json),
+/// while wg's 64-token tile stays as fast or faster on the wide ones (qkv 1.02-1.05x in bwg,
+/// gate_up ties); at M = 9-16 it beats the bulk and CTA-tiled
 /// decode families on layers of 2^23-2^26 weights with few 128-feature tiles (Llama-8B qkv
 /// 12.6 vs 14.7 us, Qwen2-1.5B down 11.9 vs 15.5 us, results/2026-11-29-decode-s5-bwg.json;
 /// Llama-8B o and down since session 12, results/2026-11-30-m9-16-sweep.json; Llama-70B o ties),
@@ -540,21 +543,26 @@ pub fn prefer_bwg(p: &Problem, sms: i64) -> bool {
             // (18.1 vs bulk's 19.1), results/2026-11-30-m9-16-sweep.json
             9..=16 => (WG_MIN_WEIGHTS..=1 << 26).contains(&weights) && p.n() / 128 < sms / 2,
             17..=32 => weights >= WG_MIN_WEIGHTS,
-            33..=64 => (WG_MIN_WEIGHTS..=BWG_M33_64_MAX_WEIGHTS).contains(&weights),
+            33..=64 => (WG_MIN_WEIGHTS..=BWG_M33_64_MAX_WEIGHTS).contains(&weights) || (weights > BWG_M33_64_MAX_WEIGHTS && p.k() >= p.n()),
             m => m > DEC_MAX_M,
         }
 }
 
-/// Weights (K x N elements) up to which bwg's 32-token tile serves M = 33-64 (see [`prefer_bwg`]).
+/// Weights (K x N elements) up to which bwg's 32-token tile serves M = 33-64, its 64-token tile
+/// above (see [`prefer_bwg`]).
 pub const BWG_M33_64_MAX_WEIGHTS: i64 = 1 << 24;
 
-/// bwg: the token tile for M tokens: the smallest that holds M (M > 256: the largest), but the
-/// 32-token tile at M = 33-64 (two or more m-tiles; a 128-token tile there measured slower,
+/// bwg: the token tile for `p`: the smallest that holds M (M > 256: the largest), but the
+/// 32-token tile at M = 33-64 on layers of at most [`BWG_M33_64_MAX_WEIGHTS`] (two m-tiles; the
+/// 64-token tile measured 1.3-1.6x slower there: Llama-8B o 13.6-14.3 vs 10.7-10.9 us, Qwen2-1.5B
+/// down 17.5-19.7 vs 11.5-12.0, bench/NOTES.md session 16; a 128-token tile slower too,
 /// results/2026-11-30-m24-64-sweep.json).
-pub fn bwg_tile_tokens(m: i64) -> u32 {
-    match m {
+pub fn bwg_tile_tokens(p: &Problem) -> u32 {
+    match p.m {
         ..=16 => 16,
-        17..=64 => 32,
+        17..=32 => 32,
+        33..=64 if p.k() * p.n() <= BWG_M33_64_MAX_WEIGHTS => 32,
+        33..=64 => 64,
         65..=128 => 128,
         _ => 256,
     }
@@ -566,7 +574,7 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
         // bwg_tile_tokens' tile, post-scale where the group allows it; the split instantiation
         // only where the plan splits.
         let bwg = || candidates.clone().filter(|(_, v)| v.family == Family::Bwg);
-        let tile = bwg().filter(|(_, v)| v.tm == bwg_tile_tokens(p.m)).min_by_key(|(_, v)| v.pre);
+        let tile = bwg().filter(|(_, v)| v.tm == bwg_tile_tokens(p)).min_by_key(|(_, v)| v.pre);
         if let Some((_, t)) = tile {
             let split = bwg_split(p, sms, t).split != 1;
             if let Some((i, _)) = bwg().find(|(_, v)| v.tm == t.tm && v.pre == t.pre && v.split == split) {

@@ -151,7 +151,7 @@ pub fn bulk_chunks_per_stage(_tm: u32, tn: u32, pre: bool) -> u32 {
 
 /// bwg: K chunks (of 64) per stage for token tile `tm` (kernels/bwg.cuh chunks_per_stage()).
 pub fn bwg_chunks_per_stage(tm: u32) -> u32 {
-    if tm >= 128 {
+    if tm >= 64 {
         2
     } else {
         4

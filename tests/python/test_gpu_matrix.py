@@ -245,9 +245,9 @@ BWG_CONFIGS = [(torch.float16, True, 128, False), (torch.bfloat16, False, 32, Tr
 @pytest.mark.parametrize("tile,M,dtype,sym,g,pre", [
     (tile, M, *cfg)
     for tile, M in [("_m16_n128_", 11), ("_m16_n128_", 16), ("_m32_n128_", 17), ("_m32_n128_", 32), ("_m32_n128_", 70),
-                    ("_m128_n128_", 200), ("_m256_n128_", 300)]
+                    ("_m64_n128_", 40), ("_m64_n128_", 64), ("_m64_n128_", 130), ("_m128_n128_", 200), ("_m256_n128_", 300)]
     for cfg in BWG_CONFIGS
-    if cfg[3] or tile in ("_m16_n128_", "_m32_n128_")  # the 128/256-token tiles are built pre-scale only
+    if cfg[3] or tile in ("_m16_n128_", "_m32_n128_")  # the 64/128/256-token tiles are built pre-scale only
 ])
 def test_bwg_variants_parity(dtype, sym, g, pre, tile, M, forced):
     """bwg family (x by TMA boxes of M rounded up to 8 rows), each token tile, post-scale (16/32

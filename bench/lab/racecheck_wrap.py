@@ -4,17 +4,19 @@ runs say nothing about the refill; bwg's wrapping cases report hazards (bench/NO
 5). On the GPU machine, from the repo root:
   MATE_LIBRARY=$PWD/target/release/libmate.so PYTORCH_NO_CUDA_MEMORY_CACHING=1 \
     compute-sanitizer --tool racecheck python3 bench/lab/racecheck_wrap.py mate_bulk_f16_sym_m16_n128_whole
-(then the same with mate_bwg_f16_sym_m32_n128_whole)."""
+(then the same with mate_bwg_f16_sym_m32_n128_whole). `SYMBOL@K` picks another K (a multiple of 64;
+an odd number of chunks reaches the one-chunk last stages)."""
 import sys
 sys.path[:0] = ["torch_ops", "tests/python"]
 import torch, mate  # noqa
 from checkpoints import random_gptq, frame_from_gptq_v2, run_out, reference, errors
-for sym in sys.argv[1:]:  # one sanitizer start for several variants
+for arg in sys.argv[1:]:  # one sanitizer start for several variants
+    sym, K = (arg.split("@")[0], int(arg.split("@")[1])) if "@" in arg else (arg, 4096)
     dt = torch.bfloat16 if "_bf16_" in sym else torch.float16
-    ck = random_gptq(4096, 128, 128, "_sym_" in sym, dt, "cuda")
+    ck = random_gptq(K, 128, 128 if K % 128 == 0 else 64, "_sym_" in sym, dt, "cuda")
     fr = frame_from_gptq_v2(ck)
     tm = int(sym.split("_m")[1].split("_")[0])  # the variant's token tile
-    x = torch.randn(min(16, tm), 4096, device="cuda").to(dt)
+    x = torch.randn(min(16, tm), K, device="cuda").to(dt)
     torch.ops.mate._force_variant(sym)
     out = run_out(x, fr)
     torch.cuda.synchronize()

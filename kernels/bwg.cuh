@@ -227,7 +227,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   constexpr bool kStreamK = kSplit && TM >= 128;
   // The 128/256-token tiles stage their output through shared memory (the epilogue below).
   constexpr bool kStagedOut = TM >= 128;
-  // The 16/32-token split variants take their tiles' tickets after the item loop (below): any
+  // The 16-64-token split variants take their tiles' tickets after the item loop (below): any
   // branch or runtime loop in the item loop's epilogue made ptxas build every wgmma descriptor in
   // vector registers (R2UR each, ~10 % more instructions a chunk).
 #ifdef MATE_BWG_NO_DEFER  // lab switch (MATE_KERNEL_FLAGS, never shipped; NOTES session 14): tickets in the loop
@@ -457,7 +457,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     bwg::deq<T, true>(w, a, s0, s1, zl[h], zh[h]);
   };
   float grp[kPre ? 1 : NACC];
-  // The 16/32-token tiles' epilogue: straight from the fragment, tokens < M only (acc[4i + r] is
+  // The 16-64-token tiles' epilogue: straight from the fragment, tokens < M only (acc[4i + r] is
   // feature row g (+8 for r >= 2) of this warp's stripe, token 8i + 2ci (+1 for odd r)).
   auto store_direct = [&](const Item& wk, const auto& acc) {
     const int n = wk.tile * TN + warp * 16 + g;
@@ -762,7 +762,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     // out in whole 16-byte pieces. Stored straight from the fragment, every 2-byte store wrote
     // half a sector (features g and g + 8 of one token are in one lane): 1.7 / 4 us of a 128 /
     // 256-token tile's ~16 / 25 us (bench/lab/probe_bwg.py, bench/NOTES.md session 9). The
-    // 16/32-token tiles (4-8 KB) keep the direct stores: staged, Llama-8B gate_up at M = 32 ran
+    // 16-64-token tiles (4-16 KB) keep the direct stores: staged, Llama-8B gate_up at M = 32 ran
     // 8 % slower.
     static_assert(TN * 2 <= CH * 128, "the output tile must fit the stage's x boxes");
     if constexpr (kStagedOut) {

@@ -543,7 +543,7 @@ pub fn prefer_bwg(p: &Problem, sms: i64) -> bool {
             // (18.1 vs bulk's 19.1), results/2026-11-30-m9-16-sweep.json
             9..=16 => (WG_MIN_WEIGHTS..=1 << 26).contains(&weights) && p.n() / 128 < sms / 2,
             17..=32 => weights >= WG_MIN_WEIGHTS,
-            33..=64 => (WG_MIN_WEIGHTS..=BWG_M33_64_MAX_WEIGHTS).contains(&weights) || (weights > BWG_M33_64_MAX_WEIGHTS && p.k() >= p.n()),
+            33..=64 => bwg_m33_64_tile(p).is_some(),
             m => m > DEC_MAX_M,
         }
 }
@@ -551,6 +551,20 @@ pub fn prefer_bwg(p: &Problem, sms: i64) -> bool {
 /// Weights (K x N elements) up to which bwg's 32-token tile serves M = 33-64, its 64-token tile
 /// above (see [`prefer_bwg`]).
 pub const BWG_M33_64_MAX_WEIGHTS: i64 = 1 << 24;
+
+/// bwg's token tile at M = 33-64 where bwg serves those M (the one statement of that rule): 32-token
+/// m-tiles on layers of 2^23 to [`BWG_M33_64_MAX_WEIGHTS`] weights, the 64-token tile on larger
+/// layers at least as deep as they are wide (K >= N); `None`: wg serves them.
+fn bwg_m33_64_tile(p: &Problem) -> Option<u32> {
+    let weights = p.k() * p.n();
+    if (WG_MIN_WEIGHTS..=BWG_M33_64_MAX_WEIGHTS).contains(&weights) {
+        Some(32)
+    } else if weights > BWG_M33_64_MAX_WEIGHTS && p.k() >= p.n() {
+        Some(64)
+    } else {
+        None
+    }
+}
 
 /// bwg: the token tile for `p`: the smallest that holds M (M > 256: the largest), but the
 /// 32-token tile at M = 33-64 on layers of at most [`BWG_M33_64_MAX_WEIGHTS`] (two m-tiles; the
@@ -561,8 +575,7 @@ pub fn bwg_tile_tokens(p: &Problem) -> u32 {
     match p.m {
         ..=16 => 16,
         17..=32 => 32,
-        33..=64 if p.k() * p.n() <= BWG_M33_64_MAX_WEIGHTS => 32,
-        33..=64 => 64,
+        33..=64 => bwg_m33_64_tile(p).unwrap_or(32),
         65..=128 => 128,
         _ => 256,
     }

@@ -173,9 +173,12 @@ namespace bwg {
 // setmaxnreg split of a 12-warp CTA (bwg_body, WK = 12): per SM sub-partition one warp of each
 // warpgroup, 2 x 232 + 40 = 504 <= 512 registers per thread slot.
 constexpr int kConsumerRegs = 232, kProducerRegs = 40;
-// Two CTAs an SM (the 32-token exact tiles, 12 warps for setmaxnreg): the CTA's pool at entry is
-// 384 threads x 80 registers; 4 x 32 x 24 + 8 x 32 x 104 fits it.
-constexpr int kConsumerRegs2 = 104, kProducerRegs2 = 24;
+// Two CTAs an SM (the 32/64-token 12-warp tiles): the CTA's pool at entry is 384 threads x 80
+// registers; 4 x 32 x 32 + 8 x 32 x 104 fills it. The whole-K tiles' producer takes 32 (0.96-0.98x
+// on Llama / Qwen2-1.5B gate_up at M = 24-32), the split ones keep 24 (with 32 and any change to
+// the producer's code, ptxas rescheduled the 32-token split consumer and its deep plans ran 1-2 %
+// slower; bench/NOTES.md session 17).
+constexpr int kConsumerRegs2 = 104, kProducerRegs2 = 32, kProducerRegs2Split = 24;
 }  // namespace bwg
 
 // WK warps: WC consumers (WC / 4 warpgroups, TN = 16 WC), then the producer (kRegs below).
@@ -301,8 +304,8 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   __syncthreads();
 
   pdl_trigger();
-  // setmaxnreg (12-warp CTAs): one CTA an SM at 128/256 tokens, two at 32 (bwg namespace above)
-  constexpr int kProdRegs = TM >= 128 ? bwg::kProducerRegs : bwg::kProducerRegs2;
+  // setmaxnreg (12-warp CTAs): one CTA an SM at 128/256 tokens, two at 32/64 (bwg namespace above)
+  constexpr int kProdRegs = TM >= 128 ? bwg::kProducerRegs : kSplit ? bwg::kProducerRegs2Split : bwg::kProducerRegs2;
   constexpr int kConsRegs = TM >= 128 ? bwg::kConsumerRegs : bwg::kConsumerRegs2;
   if (warp >= WC) {
     if constexpr (kRegs) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProdRegs));

@@ -174,15 +174,17 @@ namespace bwg {
 // warpgroup, 2 x 232 + 40 = 504 <= 512 registers per thread slot.
 constexpr int kConsumerRegs = 232, kProducerRegs = 40;
 // Two CTAs an SM (the 32/64-token 12-warp tiles): the CTA's pool at entry is 384 threads x 80
-// registers; 4 x 32 x 32 + 8 x 32 x 104 fills it. The whole-K tiles' producer takes 32 (0.96-0.98x
-// on Llama / Qwen2-1.5B gate_up at M = 24-32), the split ones keep 24 (with 32 and any change to
-// the producer's code, ptxas rescheduled the 32-token split consumer and its deep plans ran 1-2 %
-// slower; bench/NOTES.md session 17).
+// registers; 4 x 32 x 32 + 8 x 32 x 104 fills it. The whole-K and ring-first tiles' producer takes
+// 32 (whole: 0.96-0.98x on Llama / Qwen2-1.5B gate_up at M = 17-32), the other split ones keep 24
+// (with 32 and the ring-first code, ptxas rescheduled the 32-token split consumer and the deep
+// plans ran 1-2 % slower: hence a variant of its own; bench/NOTES.md session 17).
 constexpr int kConsumerRegs2 = 104, kProducerRegs2 = 32, kProducerRegs2Split = 24;
 }  // namespace bwg
 
 // WK warps: WC consumers (WC / 4 warpgroups, TN = 16 WC), then the producer (kRegs below).
-template <typename T, bool kZeros, int TM, int TN, int WK, int P, bool kSplit, bool kPre>
+// kRingFirst (split = 2 in kernels/variants.def): the producer issues the weights of the first
+// item's first ring (up to P stages) before pdl_wait, their x boxes after it (below).
+template <typename T, bool kZeros, int TM, int TN, int WK, int P, bool kSplit, bool kPre, bool kRingFirst>
 __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using namespace wg;
@@ -196,6 +198,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   constexpr int CH = bwg::chunks_per_stage<TM>();
   static_assert(WC % 4 == 0 && NS == WC && (kPre || TM <= 32) && P >= 2 && (TM == 16 || TM == 32 || TM == 64 || TM == 128 || TM == 256),
                 "bad bwg tile");
+  static_assert(!kRingFirst || (kSplit && WK == 12 && TM <= 64), "the ring-first variants are 12-warp split tiles of 32/64 tokens");
   constexpr int kX = 0;                      // CH boxes of TM x 128 bytes
   constexpr int kW = CH * TM * 128;          // NS stripes x CH x 512 bytes
   constexpr int kS = kW + NS * CH * 512;     // 2 CH scale rows of TN halves
@@ -305,18 +308,22 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
 
   pdl_trigger();
   // setmaxnreg (12-warp CTAs): one CTA an SM at 128/256 tokens, two at 32/64 (bwg namespace above)
-  constexpr int kProdRegs = TM >= 128 ? bwg::kProducerRegs : kSplit ? bwg::kProducerRegs2Split : bwg::kProducerRegs2;
+  constexpr int kProdRegs = TM >= 128 ? bwg::kProducerRegs : kSplit && !kRingFirst ? bwg::kProducerRegs2Split : bwg::kProducerRegs2;
   constexpr int kConsRegs = TM >= 128 ? bwg::kConsumerRegs : bwg::kConsumerRegs2;
   if (warp >= WC) {
     if constexpr (kRegs) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProdRegs));
     if (warp > WC) return;
     // Producer warp: lane 0 announces a stage's bytes, then the lanes issue its copies. The first
-    // stage's x boxes go after pdl_wait (kernels/pdl.cuh), its weights before.
+    // stage's x boxes go after pdl_wait (kernels/pdl.cuh), its weights before. kRingFirst: the
+    // weights of the first item's first `pre` stages (the ring's first fill), then the wait, then
+    // their x boxes: the planner picks it where a split part is that short (src/plan/mod.rs
+    // bwg_ring_first), so the part's weights stream during the previous kernel's tail.
     bool waited = false;
     const uint64_t stream = bulk::policy_evict_first(), keep = bulk::policy_evict_last();
     const char* qw = reinterpret_cast<const char*>(p.qweight);
     const T* sc = static_cast<const T*>(p.scales);
-    int ring = 0;
+    int ring = 0, pre = 1;
+    if constexpr (kRingFirst) pre = n_items > 0 ? min(item_of(0).nst, P) : 0;
     for (int item = 0; item < n_items; ++item) {
       const Item w = item_of(item);
       const int stripe0 = w.tile * NS;
@@ -341,7 +348,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
           if (i < NS) {
             bulk_copy(st + kW + i * (CH * 512), qw + (static_cast<int64_t>(stripe0 + i) * C + c0) * 512, nch * 512, full, stream);
           } else if (i < NS + nch) {
-            if (waited) copy_x(i - NS);
+            if (kRingFirst ? ring >= pre : waited) copy_x(i - NS);
           } else if (i < NS + nch + srows) {
             const int r = i - NS - nch;
             bulk_copy(st + kS + r * (TN * 2), sc + static_cast<int64_t>(g0 + r) * N + stripe0 * 16, TN * 2, full, keep);
@@ -350,7 +357,17 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
             bulk_copy(st + kZ + r * (TN / 2), p.zeros + static_cast<int64_t>(g0 + r) * (N >> 3) + stripe0 * 2, TN / 2, full, keep);
           }
         }
-        if (!waited) {
+        if constexpr (kRingFirst) {
+          if (ring == pre - 1) {  // (item 0) the x boxes of stages [0, pre)
+            pdl_wait();
+            MATE_PROBE_AT(2, lane == 0)
+            for (int s = 0; s < pre; ++s) {
+              const int c0s = w.cb + s * CH, nchs = min(CH, w.ce - c0s);
+              for (int c = lane; c < nchs; c += 32)
+                tma_x(sbase + s * kStage + kX + c * (TM * 128), xa, (c0s + c) * 64, w.mt * TM, fullx0 + 8 * s);
+            }
+          }
+        } else if (!waited) {
           pdl_wait();
           MATE_PROBE_AT(2, lane == 0)
           waited = true;

@@ -28,10 +28,19 @@
 #define MATE_PASS_wg p, xa
 #define MATE_PASS_bwg p, xa
 
+// bwg's one extra template argument: split = 2, the first ring's weights before pdl_wait.
+#define MATE_EXTRA_dec(split)
+#define MATE_EXTRA_dect(split)
+#define MATE_EXTRA_wmma(split)
+#define MATE_EXTRA_bulk(split)
+#define MATE_EXTRA_wg(split)
+#define MATE_EXTRA_bwg(split) , (split) == 2
+
 #define MATE_VARIANT(sym, family, dt, zeros, tm, tn, wk, pf, split, pre)                                     \
   extern "C" __global__ void __launch_bounds__((wk) * 32, mate::family##_min_blocks<tm>)                         \
       sym(MATE_ARGS_##family) {                                                                                 \
-    mate::family##_body<MATE_DT_##dt, (zeros) != 0, tm, tn, wk, pf, (split) != 0, (pre) != 0>(MATE_PASS_##family); \
+    mate::family##_body<MATE_DT_##dt, (zeros) != 0, tm, tn, wk, pf, (split) != 0, (pre) != 0 MATE_EXTRA_##family(split)>( \
+        MATE_PASS_##family);                                                                                     \
   }
 #include "variants.def"
 #undef MATE_VARIANT

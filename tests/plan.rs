@@ -4,7 +4,7 @@
 use mate::call::{Device, Problem};
 use mate::frame::{FrameMeta, GROUP_SIZES};
 use mate::plan::{
-    bulk_split, bulk_tile_features, bwg_split, gather_programmatic, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, BULK_CTAS_PER_SM, prefer_cta_tiles, prefer_wgmma, Caps, Family, ACT_IN_LOOP_BELOW_WEIGHTS, ACT_IN_LOOP_MAX_M, DEC_MAX_M, VARIANTS,
+    bulk_split, bulk_tile_features, bwg_ring_first, bwg_split, gather_programmatic, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, BULK_CTAS_PER_SM, prefer_cta_tiles, prefer_wgmma, Caps, Family, ACT_IN_LOOP_BELOW_WEIGHTS, ACT_IN_LOOP_MAX_M, DEC_MAX_M, VARIANTS,
 };
 use mate::plan::variants::{bulk_chunks_per_stage, bwg_chunks_per_stage};
 use mate::tensor::DType;
@@ -434,6 +434,31 @@ fn bwg_routing_is_pinned() {
         for (k, n) in [(14336, 4096), (8192, 8192), (28672, 8192)] {
             let v = &VARIANTS[plan(&problem(m, k, n, 128, false, DType::F16), &caps).unwrap().variant];
             assert_eq!((v.family, v.tm), (Family::Bwg, 64), "M={m} K={k} N={n}");
+        }
+    }
+    // the 32-token split tile's ring-first variant where a part is at most 3 stages (bwg_ring_first):
+    // Llama-8B o (2 stages) and Qwen2-1.5B down (3) at M = 17-32 (f16 / bf16, with zero points too);
+    // not Llama-8B qkv (4), 8B down (7), 70B o (8), the M = 33-64 m-tiles of 8B o / Qwen2-1.5B down
+    // (4), whole tiles (gate_up), group 32 (the pre-scaled tile has none)
+    for (m, k, n, g, ring) in [
+        (17, 4096, 4096, 128, true),
+        (24, 4096, 4096, 128, true),
+        (32, 4096, 4096, -1, true),
+        (17, 8960, 1536, 128, true),
+        (32, 8960, 1536, 64, true),
+        (32, 4096, 6144, 128, false),
+        (32, 14336, 4096, 128, false),
+        (32, 8192, 8192, 128, false),
+        (48, 4096, 4096, 128, false),
+        (64, 8960, 1536, 128, false),
+        (32, 4096, 28672, 128, false),
+        (32, 4096, 4096, 32, false),
+    ] {
+        for (zp, dt) in [(false, DType::F16), (true, DType::BF16)] {
+            let p = problem(m, k, n, g, zp, dt);
+            let v = &VARIANTS[plan(&p, &caps).unwrap().variant];
+            assert_eq!((v.family, v.tm, v.ring_first), (Family::Bwg, 32, ring), "M={m} K={k} N={n} g={g} zp={zp}");
+            assert_eq!(v.ring_first, v.split && !v.pre && bwg_ring_first(&p, 132, v), "M={m} K={k} N={n}");
         }
     }
     let sm80 = Caps { wgmma: false, ..Caps::uniform(132, 2) };

@@ -5,19 +5,22 @@ runs say nothing about the refill; bwg's wrapping cases report hazards (bench/NO
   MATE_LIBRARY=$PWD/target/release/libmate.so PYTORCH_NO_CUDA_MEMORY_CACHING=1 \
     compute-sanitizer --tool racecheck python3 bench/lab/racecheck_wrap.py mate_bulk_f16_sym_m16_n128_whole
 (then the same with mate_bwg_f16_sym_m32_n128_whole). `SYMBOL@K` picks another K (a multiple of 64;
-an odd number of chunks reaches the one-chunk last stages)."""
+an odd number of chunks reaches the one-chunk last stages), `SYMBOL@K@SMS` also the SM count the
+plan is sized for (fewer SMs: deeper split parts)."""
 import sys
 sys.path[:0] = ["torch_ops", "tests/python"]
 import torch, mate  # noqa
 from checkpoints import random_gptq, frame_from_gptq_v2, run_out, reference, errors
 for arg in sys.argv[1:]:  # one sanitizer start for several variants
-    sym, K = (arg.split("@")[0], int(arg.split("@")[1])) if "@" in arg else (arg, 4096)
+    sym, *rest = arg.split("@")
+    K = int(rest[0]) if rest else 4096
+    sms = int(rest[1]) if len(rest) > 1 else None  # SYMBOL@K@SMS: the plan for that SM count
     dt = torch.bfloat16 if "_bf16_" in sym else torch.float16
     ck = random_gptq(K, 128, 128 if K % 128 == 0 else 64, "_sym_" in sym, dt, "cuda")
     fr = frame_from_gptq_v2(ck)
     tm = int(sym.split("_m")[1].split("_")[0])  # the variant's token tile
     x = torch.randn(min(16, tm), K, device="cuda").to(dt)
     torch.ops.mate._force_variant(sym)
-    out = run_out(x, fr)
+    out = run_out(x, fr) if sms is None else run_out(x, fr, num_sms=sms)
     torch.cuda.synchronize()
     print(sym, "err", errors(out, reference(ck, x, None))[0], flush=True)

@@ -459,6 +459,25 @@ pub fn bwg_split(p: &Problem, sms: i64, v: &Variant) -> BwgSplit {
     }
 }
 
+/// bwg: split parts of at most this many stages take the ring-first tile ([`bwg_ring_first`]).
+pub const BWG_RING_FIRST_MAX_STAGES: i64 = 3;
+
+/// Whether `p`'s split on `v`'s tile makes parts of at most [`BWG_RING_FIRST_MAX_STAGES`] stages,
+/// where the ring-first variant of the tile (built for the 32-token post-scale split tile:
+/// `Variant::ring_first`, kernels/variants.def split = 2) serves it: its producer issues the first
+/// ring's weights (up to P = 3 stages) before waiting for the previous kernel, so such a part's
+/// weights stream during that kernel's tail. Measured on the H200 (bench/NOTES.md session 17,
+/// results/2026-12-01-bwg-ring-first-*.json): 2-3-stage parts 0.93-0.96x (Llama-8B o, Qwen2-1.5B
+/// down at M = 24-32); 4-stage parts 0.99-1.10x (the first x boxes queue behind three stages of
+/// weights); in the plain split tile the same producer code cost the deep plans 1-2 % (ptxas
+/// rescheduled the consumer), hence a variant of its own.
+pub fn bwg_ring_first(p: &Problem, sms: i64, v: &Variant) -> bool {
+    let s = bwg_split(p, sms, v).split;
+    let per_part = (p.k() / 64 + s - 1) / s.max(1); // the deepest part (kernels/split.cuh k_range)
+    let ch = variants::bwg_chunks_per_stage(v.tm) as i64;
+    s > 1 && (per_part + ch - 1) / ch <= BWG_RING_FIRST_MAX_STAGES
+}
+
 /// bwg: the smallest token tile built with stream-K (kernels/bwg.cuh kStreamK).
 pub const BWG_STREAMK_MIN_TM: u32 = 128;
 
@@ -590,7 +609,9 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
         let tile = bwg().filter(|(_, v)| v.tm == bwg_tile_tokens(p)).min_by_key(|(_, v)| v.pre);
         if let Some((_, t)) = tile {
             let split = bwg_split(p, sms, t).split != 1;
-            if let Some((i, _)) = bwg().find(|(_, v)| v.tm == t.tm && v.pre == t.pre && v.split == split) {
+            // the ring-first split tile where parts are short and the tile has one (bwg_ring_first)
+            let pick = |ring: bool| bwg().find(|(_, v)| v.tm == t.tm && v.pre == t.pre && v.split == split && v.ring_first == ring);
+            if let Some((i, _)) = pick(split && bwg_ring_first(p, sms, t)).or_else(|| pick(false)) {
                 return Some(i);
             }
         }

@@ -23,7 +23,7 @@ pub enum Family {
     /// memory into mma.sync; a persistent grid over (tile, K split) items (kernels/bulk.cuh).
     /// No act order.
     Bulk,
-    /// Hopper, 9-32 and > 64 tokens: the bulk family's producer warp (weights and scales by bulk
+    /// Hopper, from 9 tokens up (where src/plan/mod.rs routes it): the bulk family's producer warp (weights and scales by bulk
     /// copies, x by TMA boxes) feeding two wgmma consumer warpgroups (the wg family's product);
     /// persistent (m-tile, tile, K split) items. Pre-scale, no act order (kernels/bwg.cuh).
     Bwg,
@@ -67,6 +67,10 @@ pub struct Variant {
     /// tile's K (the split in total_warps); wg: CTAs of grid.z
     /// split a tile's K; false = whole K.
     pub split: bool,
+    /// bwg (split = 2 in kernels/variants.def): a split tile whose producer issues the weights of
+    /// the first ring (up to p stages) before pdl_wait, their x boxes after it; the planner takes
+    /// it for short parts ([`crate::plan::bwg_ring_first`]).
+    pub ring_first: bool,
     /// dec, bulk: scale before the MMA (serves group 32); false = scale the fp32 group sums after it.
     pub pre: bool,
 }

@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -117,10 +116,10 @@ def main(argv=None):
         del built
         torch.cuda.empty_cache()
     if args.json:
-        commit = os.environ.get("MATE_COMMIT") or subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+        from bench.timing import provenance
+
         Path(args.json).write_text(json.dumps(dict(
-            what="bench/decode.py", gpu=torch.cuda.get_device_name(), commit=commit, date=time.strftime("%Y-%m-%d"),
+            what="bench/decode.py", gpu=torch.cuda.get_device_name(), **provenance(ROOT, args.library), date=time.strftime("%Y-%m-%d"),
             torch=torch.__version__, arms=arms, failures=failures,
             method="CUDA graph of back-to-back calls over rotating weight copies (>= 10x 60 MB L2, each arm its own "
                    "format), 2 warm-up replays topped up to 30 ms of GPU time (bench/timing.py WARMUP_MS) + 7 timed replays; per-call median/min/max (us); arms interleaved per M, order "

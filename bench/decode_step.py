@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -250,10 +249,10 @@ def main(argv=None):
         del model, fns, ctx
         torch.cuda.empty_cache()
     if args.json:
-        commit = os.environ.get("MATE_COMMIT") or subprocess.run(
-            ["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+        from bench.timing import provenance
+
         Path(args.json).write_text(json.dumps(dict(
-            what="bench/decode_step.py", gpu=torch.cuda.get_device_name(), commit=commit, date=time.strftime("%Y-%m-%d"),
+            what="bench/decode_step.py", gpu=torch.cuda.get_device_name(), **provenance(ROOT, args.library), date=time.strftime("%Y-%m-%d"),
             torch=torch.__version__, group=GROUP, dtype="float16 (bf16 arm: bfloat16)", failures=failures,
             shapes={n: dict(layers=MODELS[n][0], projections={p: dict(K=k, N=nn) for p, (k, nn) in MODELS[n][1].items()})
                     for n in args.models.split(",")},

@@ -4,7 +4,10 @@ HBM), warm-up first, several replays, median and spread of the per-call time."""
 
 from __future__ import annotations
 
+import os
 import statistics
+import subprocess
+from pathlib import Path
 
 import torch
 
@@ -90,3 +93,20 @@ def graph_time_us(calls, replays: int = 7, warmup: int = 2) -> dict:
     Returns per-call microseconds: median, min, max over `replays` replays."""
     per_call = [t / len(calls) for t in replay_us(capture(calls), replays, warmup)]
     return {**stats(per_call), "calls": len(calls)}
+
+
+def provenance(root, library) -> dict:
+    """What a JSON's numbers came from: the checkout's commit (MATE_COMMIT overrides git HEAD) and
+    the library that ran (path, bytes, mtime, and the `commit` note file beside it, the lab
+    convention target/<name>/commit). On the GPU machine the copied checkout's git HEAD can be
+    stale (it read an older commit all through session 17), so the library fields say what ran."""
+    commit = os.environ.get("MATE_COMMIT") or subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    out = dict(commit=commit)
+    lib = library or os.environ.get("MATE_LIBRARY")
+    if lib and Path(lib).is_file():
+        st = Path(lib).stat()
+        note = Path(lib).parent / "commit"
+        out["library"] = dict(path=str(lib), bytes=st.st_size, mtime=int(st.st_mtime),
+                              note=note.read_text().strip() if note.is_file() else None)
+    return out

@@ -193,3 +193,24 @@ def test_decode_step_dry_run_checks_every_arm():
     r = _dry("decode_step.py")
     assert r.returncode == 0, r.stdout + r.stderr
     assert _verdicts(r.stdout) == {(m, a): "ok" for m in (1, 16) for a in ("read", "mate", "fp16", "bf16")}, r.stdout
+
+
+def test_bench_provenance_names_the_library_that_ran(tmp_path, monkeypatch):
+    """bench JSONs record the library that ran beside the checkout's commit (the GPU machine's
+    copied git HEAD was stale in session 17): path, size, and the lab `commit` note beside it."""
+    monkeypatch.syspath_prepend(str(ROOT))
+    from bench.timing import provenance
+
+    lib = tmp_path / "lab" / "libmate.so"
+    lib.parent.mkdir()
+    lib.write_bytes(b"\x7fELF" + bytes(60))
+    monkeypatch.setenv("MATE_COMMIT", "abc123")
+    p = provenance(ROOT, str(lib))
+    assert p["commit"] == "abc123" and p["library"]["path"] == str(lib) and p["library"]["bytes"] == 64
+    assert p["library"]["note"] is None
+    (lib.parent / "commit").write_text("abc123 + a lab change\n")
+    assert provenance(ROOT, str(lib))["library"]["note"] == "abc123 + a lab change"
+    monkeypatch.delenv("MATE_COMMIT")
+    monkeypatch.delenv("MATE_LIBRARY", raising=False)
+    p = provenance(ROOT, None)
+    assert "library" not in p and len(p["commit"]) in (0, 40)  # git HEAD, or nothing without git

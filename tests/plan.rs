@@ -551,8 +551,9 @@ fn bulk_routing_is_pinned() {
     assert_ne!(VARIANTS[plan(&problem(1, 4096, 28672, 128, false, DType::F16), &sm80).unwrap().variant].family, Family::Bulk);
     assert_eq!(bulk_tile_features(&problem(1, 8192, 8192, 128, false, DType::F16), 120), 128, "256 tiles: two rounds of 240 slots");
     // The split (bulk_split): fewer tiles than slots (two per SM): an even split of each tile
-    // (unit 1 chunk, S = slots / tiles CTAs per tile, each a stage deep); more: stream-K over
-    // stages on every slot where it takes >= 2 stages off the busiest CTA; else whole tiles.
+    // (unit 1 chunk, S = slots / tiles CTAs per tile, each a stage deep); more (and one token in
+    // 128-feature tiles where no even split fits): stream-K over stages on every slot where it
+    // takes >= 2 stages off the busiest CTA; else whole tiles.
     let split = |m, k, n, sms, tm, tn| {
         let s = bulk_split(&problem(m, k, n, 128, false, DType::F16), sms, tm, tn, false);
         (s.ctas, s.unit)
@@ -567,6 +568,14 @@ fn bulk_routing_is_pinned() {
     assert_eq!(split(1, 1536, 17920, 132, 1, 32), (264, 0)); // 560 tiles of 2 stages: 5 vs 6, whole
     assert_eq!(split(1, 4096, 4096, 33, 1, 32), (66, 0)); // 128 tiles of 4 stages on 66 slots: 8 vs 8
     assert_eq!(split(1, 4096, 8448, 132, 1, 32), (264, 0)); // 264 tiles: one each
+    // One token in 128-feature tiles between SMs and slots (two on some SMs, one on the rest):
+    // the same stream-K rule (bench/NOTES.md session 18); 16 tokens and 32-feature tiles stay whole.
+    assert_eq!(split(1, 8192, 17920, 132, 1, 128), (264, 8)); // 140 tiles of 16 stages: 9 vs 16
+    assert_eq!(split(1, 8192, 28672, 132, 1, 128), (264, 8)); // 224 tiles of 16 stages: 14 vs 16
+    assert_eq!(split(1, 4096, 23040, 132, 1, 128), (264, 8)); // 180 tiles of 8 stages: 6 vs 8
+    assert_eq!(split(1, 4096, 25600, 132, 1, 128), (200, 0)); // 200 tiles of 8 stages: 7 vs 8, whole
+    assert_eq!(split(16, 8192, 17920, 132, 16, 128), (140, 0));
+    assert_eq!(split(1, 8192, 4480, 132, 1, 32), (140, 0));
 }
 
 #[test]

@@ -105,6 +105,8 @@ def main(argv=None):
                     if not chk["ok"]:
                         raise AssertionError(f"failed its float64 check: {chk}")
                     res[a] = dict(graph_time_us(arm.calls(xa)), check=chk, copies=arm.copies, bytes_per_copy=arm.nbytes)
+                    if a == "mate":
+                        res[a]["plan"] = launch_plan(torch, arm, xa)
                 except Exception as e:  # recorded and reported; the other arms still run
                     res[a] = {"error": f"{type(e).__name__}: {e}"}
                     failures.append(f"{name} M={M} {a}: {res[a]['error']}")
@@ -131,6 +133,18 @@ def main(argv=None):
         print(f"{len(failures)} arm failure(s):\n  " + "\n  ".join(failures), file=sys.stderr)
         return 1
     return 0
+
+
+def launch_plan(torch, arm, x):
+    """The launches of one mate call (kernel, grid, split, ...: torch.ops.mate._launch_log), so
+    each row records which plan it timed."""
+    torch.ops.mate._launch_log(True)
+    try:
+        arm.calls(x)[0]()
+        torch.cuda.synchronize()
+    finally:
+        log = torch.ops.mate._launch_log(False)
+    return log
 
 
 def forced_variants(torch, mate_arm, x, res, variants, graph_time_us, name, M):

@@ -568,12 +568,14 @@ fn bulk_routing_is_pinned() {
     assert_eq!(split(1, 1536, 17920, 132, 1, 32), (264, 0)); // 560 tiles of 2 stages: 5 vs 6, whole
     assert_eq!(split(1, 4096, 4096, 33, 1, 32), (66, 0)); // 128 tiles of 4 stages on 66 slots: 8 vs 8
     assert_eq!(split(1, 4096, 8448, 132, 1, 32), (264, 0)); // 264 tiles: one each
-    // One token in 128-feature tiles between SMs and slots (two on some SMs, one on the rest):
+    // 1-8 tokens in 128-feature tiles between SMs and slots (two on some SMs, one on the rest):
     // the same stream-K rule (bench/NOTES.md session 18); 16 tokens and 32-feature tiles stay whole.
     assert_eq!(split(1, 8192, 17920, 132, 1, 128), (264, 8)); // 140 tiles of 16 stages: 9 vs 16
     assert_eq!(split(1, 8192, 28672, 132, 1, 128), (264, 8)); // 224 tiles of 16 stages: 14 vs 16
     assert_eq!(split(1, 4096, 23040, 132, 1, 128), (264, 8)); // 180 tiles of 8 stages: 6 vs 8
     assert_eq!(split(1, 4096, 25600, 132, 1, 128), (200, 0)); // 200 tiles of 8 stages: 7 vs 8, whole
+    assert_eq!(split(8, 8192, 28672, 132, 8, 128), (264, 8)); // 2-8 tokens too
+    assert_eq!(split(8, 4096, 28672, 132, 8, 128), (224, 0));
     assert_eq!(split(16, 8192, 17920, 132, 16, 128), (140, 0));
     assert_eq!(split(1, 8192, 4480, 132, 1, 32), (140, 0));
 }

@@ -2,7 +2,7 @@
 
     python3 bench/lab/bulk_trace.py [--shapes 4096x28672,14336x4096] [--out trace.json]
 
-Compiles the m1 x 128-feature symmetric fp16 body twice with -DMATE_BULK_TRACE (one build also
+Compiles the m1 (--tm 16: m16) x 128-feature symmetric fp16 body twice with -DMATE_BULK_TRACE (one build also
 -DMATE_BULK_NOCOMPUTE: the copy pipeline alone, wrong results), times each in a CUDA graph of
 back-to-back launches over rotating weight copies (>= 10x the 60 MB L2; the plan of the library:
 whole tiles on at most 2 CTAs per SM, or the even split where tiles < slots), then reads the
@@ -28,22 +28,29 @@ from run_cubin import Params  # noqa: E402
 from bench.timing import graph_time_us  # noqa: E402
 
 TN, WK, CH, SMS = 128, 9, 8, 132
-STAGE = (TN // 16) * CH * 512 + (CH * 128 + 16) + CH * TN * 2
+TM = 1  # token tile (--tm)
 RINGS = (2, 3)  # ring stages per CTA (P) compared
-SRC = '#include "params.cuh"\n#include "bulk.cuh"\n' + "".join(
-    f'extern "C" __global__ void __launch_bounds__(288, 2) {kind}{P}(const mate::GemmParams p) '
-    f'{{ mate::bulk_body<__half, false, 1, 128, 9, {P}, {str(kind == "split").lower()}, false>(p); }}\n'
-    for P in RINGS for kind in ("whole", "split"))
+
+
+def stage_bytes():  # kernels/bulk.cuh stage_bytes (symmetric, post-scale)
+    return (TN // 16) * CH * 512 + TM * (CH * 128 + 16) + CH * TN * 2
+
+
+def source():
+    return '#include "params.cuh"\n#include "bulk.cuh"\n' + "".join(
+        f'extern "C" __global__ void __launch_bounds__(288, 2) {kind}{P}(const mate::GemmParams p) '
+        f'{{ mate::bulk_body<__half, false, {TM}, 128, 9, {P}, {str(kind == "split").lower()}, false>(p); }}\n'
+        for P in RINGS for kind in ("whole", "split"))
 
 
 def smem(P):
-    return P * (STAGE + 16) + (TN // 16) * 512
+    return P * (stage_bytes() + 16) + (TN // 16) * ((TM + 7) // 8) * 512
 
 
 def build(tmp, flags):
     nvcc = os.environ.get("NVCC", "nvcc")
     cu = Path(tmp) / "t.cu"
-    cu.write_text(SRC)
+    cu.write_text(source())
     out = Path(tmp) / ("t" + "".join(f.replace("-D", "_") for f in flags) + ".cubin")
     subprocess.run([nvcc, "-std=c++17", "-O3", f"-I{ROOT / 'kernels'}", "-gencode", "arch=compute_90a,code=sm_90a", "-cubin", *flags,
                     "-o", str(out), str(cu)], check=True)
@@ -56,7 +63,10 @@ def main():
     ap.add_argument("--out", default="")
     ap.add_argument("--even", default="", help="extra even splits S (grids of tiles x S CTAs, past the resident slots)")
     ap.add_argument("--arms", default="compute_P2,copy_only_P2,compute_P3")
+    ap.add_argument("--tm", type=int, default=1, choices=(1, 16), help="token tile (M = TM tokens)")
     a = ap.parse_args()
+    global TM
+    TM = a.tm
     torch.zeros(1, device="cuda")
     cu = ctypes.CDLL("libcuda.so.1")
     report = {}
@@ -69,7 +79,7 @@ def main():
             mods[label] = mod
         for shape in a.shapes.split(","):
             K, N = map(int, shape.split("x"))
-            G, M = 128, 1
+            G, M = 128, TM
             tiles, chunks = N // TN, K // 64
             slots = 2 * SMS
             if tiles < slots and min(slots // tiles, chunks // CH) > 1:
@@ -95,7 +105,7 @@ def main():
             for kind, S, grid, max_seg in plans:
                 pname = f"{kind}{S}" if max_seg <= 1 else "streamk"
                 trace = torch.zeros(grid * 196, dtype=torch.int64, device="cuda")
-                ws = torch.zeros(grid * TN * 4 + tiles * 4 + 256, dtype=torch.uint8, device="cuda")
+                ws = torch.zeros(grid * TM * TN * 4 + tiles * 4 + 256, dtype=torch.uint8, device="cuda")
                 params = [Params(x.data_ptr(), qw.data_ptr(), sc.data_ptr(), None, trace.data_ptr(), None, out.data_ptr(), K, M, N, K, G,
                                  ws.data_ptr(), S, max_seg) for qw, sc in zip(qws, scs)]
                 ptrs = [ctypes.pointer(pp) for pp in params]
@@ -139,7 +149,7 @@ def rate_curve(tr):
         for v in r[68:132]:
             if v:
                 b = int((v - t0) // 1000)
-                buckets[b] = buckets.get(b, 0) + STAGE
+                buckets[b] = buckets.get(b, 0) + stage_bytes()
     return [round(buckets.get(b, 0) / 1e6, 2) for b in range(max(buckets) + 1)] if buckets else []
 
 

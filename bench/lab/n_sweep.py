@@ -26,6 +26,9 @@ def main():
     ap.add_argument("--arms", default="read,mate")
     ap.add_argument("--variants", default="", help="passed to bench/decode.py: forced variants as extra arms")
     ap.add_argument("--json", required=True)
+    ap.add_argument("--group", default="128")
+    ap.add_argument("--dtype", default="float16")
+    ap.add_argument("--zp", action="store_true")
     a = ap.parse_args()
     from bench import decode
 
@@ -35,7 +38,8 @@ def main():
         decode.SHAPES[name] = (a.k, a.tn * t)
         names.append(name)
     return decode.main(["--library", a.library, "--arms", a.arms, "--shapes", ",".join(names), "--m", a.m,
-                        "--variants", a.variants, "--json", a.json])
+                        "--variants", a.variants, "--group", a.group, "--dtype", a.dtype, *(["--zp"] if a.zp else []),
+                        "--json", a.json])
 
 
 if __name__ == "__main__":

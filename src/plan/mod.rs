@@ -357,14 +357,15 @@ pub struct BulkSplit {
 /// - more tiles than slots: stream-K over whole stages, every slot a CTA, where it takes at
 ///   least two stages off the busiest CTA (Llama-70B gate_up M = 1: 27-28 stages instead of 32,
 ///   70.3 vs 75.5 us), else whole tiles (Qwen2-1.5B gate_up: 7.1 vs 8.3 us).
-/// - one token in 128-feature tiles, more tiles than SMs but fewer than slots (no even split
+/// - 1-8 tokens in 128-feature tiles, more tiles than SMs but fewer than slots (no even split
 ///   fits): whole tiles would put two CTAs on some SMs and one on the rest, and an SM running two
 ///   takes up to twice as long; the same stream-K rule then. Measured (bench/lab/n_sweep.py,
-///   results/2026-12-01-bulk-m1-streamk-between-ab.json): K = 8192, 140-231 tiles 0.69-0.93x of
-///   whole tiles (Llama-70B gate_up at TP = 2, 224 tiles: 0.91x); K = 4096, 140-180 tiles
-///   0.79-0.88x; the margin leaves 200-240 tiles at K = 4096 whole (stream-K there 0.94-1.04x).
-///   Not at 16 tokens, whose stream-K fix-up costs more (K = 4096, 180-224 tiles: 1.10-1.14x
-///   slower), nor in 32-feature tiles (not measured there).
+///   results/2026-12-01-bulk-m1-streamk-between-ab.json, -m2-8.json): one token, K = 8192,
+///   140-231 tiles 0.69-0.93x of whole tiles (Llama-70B gate_up at TP = 2, 224 tiles: 0.91x),
+///   K = 4096, 140-180 tiles 0.79-0.88x; 2-8 tokens, K = 8192, 140-224 tiles 0.72-0.99x, K =
+///   4096, 140-160 tiles 0.88-0.91x; the margin leaves K = 4096 from 200 tiles whole (stream-K
+///   there 0.94-1.07x). Not at 16 tokens, whose stream-K fix-up costs more (K = 4096, 180-224
+///   tiles: 1.10-1.14x slower), nor in 32-feature tiles (not measured there).
 /// `MATE_BULK_SPLIT=<n>`: whole tiles (n = 1), an even split n ways where the tiles x n CTAs fit
 /// the slots, else stream-K over stages on every slot.
 pub fn bulk_split(p: &Problem, sms: i64, tm: u32, tn: u32, pre: bool) -> BulkSplit {
@@ -389,7 +390,7 @@ pub fn bulk_split(p: &Problem, sms: i64, tm: u32, tn: u32, pre: bool) -> BulkSpl
         if s > 1 {
             return BulkSplit { ctas: tiles * s, unit: 1 };
         }
-        if (tm, tn) != (1, 128) {
+        if tm > 8 || tn != 128 {
             return whole;
         }
     }

@@ -48,3 +48,24 @@ def test_launcher_passes_the_resolved_sm_count(M, K, N):
     assert splits == sorted(splits), splits
     if M == 1:  # the decode plan sizes its split by the SM count: strictly fewer at 9 SMs
         assert splits[0] < splits[2], f"the split does not depend on the SM count: {splits}"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("M", [1, 8])
+def test_tiles_between_sms_and_slots_take_stream_k(M):
+    """1-8 tokens in 128-feature tiles where the tiles outnumber the SMs but not the two slots an
+    SM (whole tiles would leave some SMs two CTAs, the rest one): the routed plan is stream-K over
+    every slot (src/plan/mod.rs bulk_split), right against float64 and bitwise the same on a rerun."""
+    from checkpoints import BOUND, errors, reference
+
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    K, N = 8192, 128 * (sms + sms // 8)  # 148 tiles on 132 SMs
+    ck = random_gptq(K, N, 128, True, torch.float16, "cuda")
+    fr = frame_from_gptq_v2(ck)
+    x = torch.randn(M, K, device="cuda").half()
+    (rec,) = records(lambda: run_out(x, fr))
+    assert rec["kernel"].endswith("_split") and rec["grid"] == f"{2 * sms},1,1", rec
+    a, b = run_out(x, fr), run_out(x, fr)
+    total, worst = errors(a, reference(ck, x, None))
+    assert total <= BOUND[torch.float16] and worst <= 5 * BOUND[torch.float16], (total, worst)
+    assert torch.equal(a, b)

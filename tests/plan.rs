@@ -551,7 +551,7 @@ fn bulk_routing_is_pinned() {
     assert_ne!(VARIANTS[plan(&problem(1, 4096, 28672, 128, false, DType::F16), &sm80).unwrap().variant].family, Family::Bulk);
     assert_eq!(bulk_tile_features(&problem(1, 8192, 8192, 128, false, DType::F16), 120), 128, "256 tiles: two rounds of 240 slots");
     // The split (bulk_split): fewer tiles than slots (two per SM): an even split of each tile
-    // (unit 1 chunk, S = slots / tiles CTAs per tile, each a stage deep); more (and one token in
+    // (unit 1 chunk, S = slots / tiles CTAs per tile, each a stage deep); more (and 1-8 tokens in
     // 128-feature tiles where no even split fits): stream-K over stages on every slot where it
     // takes >= 2 stages off the busiest CTA; else whole tiles.
     let split = |m, k, n, sms, tm, tn| {

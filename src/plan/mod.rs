@@ -360,7 +360,7 @@ pub struct BulkSplit {
 /// - 1-8 tokens in 128-feature tiles, more tiles than SMs but fewer than slots (no even split
 ///   fits): whole tiles would put two CTAs on some SMs and one on the rest, and an SM running two
 ///   takes up to twice as long; the same stream-K rule then. Measured (bench/lab/n_sweep.py,
-///   results/2026-12-01-bulk-m1-streamk-between-ab.json, -m2-8.json): one token, K = 8192,
+///   results/2026-12-01-bulk-m1-streamk-between-ab.json, -bulk-m2-8-streamk-between-ab.json): one token, K = 8192,
 ///   140-231 tiles 0.69-0.93x of whole tiles (Llama-70B gate_up at TP = 2, 224 tiles: 0.91x),
 ///   K = 4096, 140-180 tiles 0.79-0.88x; 2-8 tokens, K = 8192, 140-224 tiles 0.72-0.99x, K =
 ///   4096, 140-160 tiles 0.88-0.91x; the margin leaves K = 4096 from 200 tiles whole (stream-K

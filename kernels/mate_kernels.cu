@@ -28,13 +28,14 @@
 #define MATE_PASS_wg p, xa
 #define MATE_PASS_bwg p, xa
 
-// bwg's one extra template argument: split = 2, the first ring's weights before pdl_wait.
+// bwg's extra template arguments: split = 2, the first ring's weights before pdl_wait; split = 3,
+// the 32-token stream-K tile.
 #define MATE_EXTRA_dec(split)
 #define MATE_EXTRA_dect(split)
 #define MATE_EXTRA_wmma(split)
 #define MATE_EXTRA_bulk(split)
 #define MATE_EXTRA_wg(split)
-#define MATE_EXTRA_bwg(split) , (split) == 2
+#define MATE_EXTRA_bwg(split) , (split) == 2, (split) == 3
 
 #define MATE_VARIANT(sym, family, dt, zeros, tm, tn, wk, pf, split, pre)                                     \
   extern "C" __global__ void __launch_bounds__((wk) * 32, mate::family##_min_blocks<tm>)                         \

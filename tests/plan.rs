@@ -461,12 +461,35 @@ fn bwg_routing_is_pinned() {
             assert_eq!(v.ring_first, v.split && !v.pre && bwg_ring_first(&p, 132, v), "M={m} K={k} N={n}");
         }
     }
+    // the 32-token stream-K tile instead of whole tiles that fall unevenly on the SMs (bwg_split,
+    // BWG_SK32_MAX_RATIO_PCT): Llama-70B gate_up (448 tiles) and Qwen2-1.5B gate_up (140) at M =
+    // 17-32; not Llama-8B gate_up (224 tiles: 14 of 16 stages), even splits (Qwen2-1.5B down,
+    // Llama-8B qkv / o), group 32 (the pre-scaled tile has none)
+    for (m, k, n, g, sk) in [
+        (17, 8192, 57344, 128, true),
+        (32, 8192, 57344, 128, true),
+        (24, 1536, 17920, -1, true),
+        (32, 1536, 17920, 64, true),
+        (32, 4096, 28672, 128, false),
+        (32, 8960, 1536, 128, false),
+        (32, 4096, 6144, 128, false),
+        (32, 4096, 4096, 128, false),
+        (32, 8192, 57344, 32, false),
+    ] {
+        for (zp, dt) in [(false, DType::F16), (true, DType::BF16)] {
+            let p = problem(m, k, n, g, zp, dt);
+            let v = &VARIANTS[plan(&p, &caps).unwrap().variant];
+            assert_eq!((v.family, v.tm, v.stream_k), (Family::Bwg, 32, sk), "M={m} K={k} N={n} g={g} zp={zp}");
+            assert_eq!(v.stream_k, bwg_split(&p, 132, v).split == 0, "M={m} K={k} N={n}");
+        }
+    }
     let sm80 = Caps { wgmma: false, ..Caps::uniform(132, 2) };
     assert_ne!(VARIANTS[plan(&problem(32, 4096, 28672, 128, false, DType::F16), &sm80).unwrap().variant].family, Family::Bwg);
     // The split (bwg_split): an even split where the tiles leave resident slots free (S = slots /
     // tiles CTAs per tile, each a stage deep); in the 128/256-token tiles stream-K over stages on
     // every slot where it takes >= 10 % of the stages off the busiest CTA, after all full rounds
-    // but the last taken whole; else whole tiles.
+    // but the last taken whole (the 32-token tile: instead of whole tiles only, >= 13 %); else
+    // whole tiles.
     let split = |m, k, n| {
         let p = problem(m, k, n, 128, false, DType::F16);
         let v = &VARIANTS[plan(&p, &caps).unwrap().variant];
@@ -481,7 +504,9 @@ fn bwg_routing_is_pinned() {
     assert_eq!(split(128, 28672, 8192), (128, 2)); // 64 tiles, 2 each: 112 stages; stream-K 109
     assert_eq!(split(1024, 4096, 4096), (128, 1)); // 4 x 32 tiles on 132 slots: one round
     assert_eq!(split(4096, 4096, 28672), (132, 1)); // 3584 tiles: 896 stages vs 869
-    assert_eq!(split(32, 4096, 28672), (224, 1)); // 32-token tiles: no stream-K (224 tiles, 264 slots)
+    assert_eq!(split(32, 4096, 28672), (224, 1)); // 32-token tiles: whole (224 tiles, stream-K 14 of 16 stages)
+    assert_eq!(split(32, 8192, 57344), (264, 0)); // 448 tiles: stream-K 55 of 64 stages
+    assert_eq!(split(32, 1536, 17920), (264, 0)); // 140 tiles: stream-K 4 of 6 stages
     assert_eq!(split(16, 4096, 6144), (240, 5)); // 48 tiles, 5 each: 4 stages
     assert_eq!(split(16, 8960, 1536), (204, 17)); // 12 tiles of 35 stages: 17 each (two stages a part), not 22
     assert_eq!((bwg_streamk_whole_tiles(3584, 132), bwg_streamk_whole_tiles(263, 132), bwg_streamk_whole_tiles(264, 132)), (3432, 0, 132));

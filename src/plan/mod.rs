@@ -440,7 +440,8 @@ pub fn bwg_split(p: &Problem, sms: i64, v: &Variant) -> BwgSplit {
     let spt = (chunks + ch - 1) / ch; // stages per tile
     let whole = BwgSplit { ctas: tiles.min(slots).max(1), split: 1 };
     let even = |s: i64| BwgSplit { ctas: (tiles * s).min(slots), split: s };
-    let streamk_ok = v.tm >= BWG_STREAMK_MIN_TM && tiles * spt < 1 << 31; // kernels/bwg.cuh counts units in 32 bits
+    let sk32 = v.tm == 32 && !v.pre; // the 32-token stream-K tile (Variant::stream_k)
+    let streamk_ok = (v.tm >= BWG_STREAMK_MIN_TM || sk32) && tiles * spt < 1 << 31; // kernels/bwg.cuh counts units in 32 bits
     if let Some(s) = env_value(&BULK_SPLIT) {
         return match s.min(chunks / ch).max(1) {
             1 => whole,
@@ -466,7 +467,10 @@ pub fn bwg_split(p: &Problem, sms: i64, v: &Variant) -> BwgSplit {
     let g = streamk.ctas;
     let d = bwg_streamk_whole_tiles(tiles, g);
     let busiest_streamk = d / g * spt + ((tiles - d) * spt + g - 1) / g;
-    if 10 * busiest_streamk <= 9 * busiest {
+    // the 32-token tile: only instead of whole tiles, its fix-up costing more of a part
+    // (BWG_SK32_MAX_RATIO_PCT)
+    let pct = if v.tm >= BWG_STREAMK_MIN_TM { 90 } else if plain.split == 1 { BWG_SK32_MAX_RATIO_PCT } else { 0 };
+    if 100 * busiest_streamk <= pct * busiest {
         streamk
     } else {
         plain
@@ -492,8 +496,19 @@ pub fn bwg_ring_first(p: &Problem, sms: i64, v: &Variant) -> bool {
     s > 1 && (per_part + ch - 1) / ch <= BWG_RING_FIRST_MAX_STAGES
 }
 
-/// bwg: the smallest token tile built with stream-K (kernels/bwg.cuh kStreamK).
+/// bwg: the smallest token tile whose split variant has stream-K (kernels/bwg.cuh kStreamK); the
+/// 32-token tile has a stream-K variant of its own (`_sk`, Variant::stream_k).
 pub const BWG_STREAMK_MIN_TM: u32 = 128;
+
+/// bwg's 32-token tile takes stream-K instead of whole tiles (never instead of an even split) where
+/// it leaves the busiest CTA at most this percentage of the stages (the 128/256-token tiles: 90 %
+/// of whole tiles or the even split). Measured on the H200 (bench/NOTES.md session 18, a lab
+/// build with stream-K in the split tile): Llama-70B gate_up at M = 17-32 (448 tiles, 55 of 64
+/// stages: 86 %) 0.92-0.97x, Qwen2-1.5B gate_up (140 tiles, 4 of 6) 0.96-0.97x, K = 4096 140 / 160
+/// / 200 tiles (9 / 10 / 13 of 16) 0.74 / 0.80 / 0.95x; Llama-8B gate_up (224 tiles, 14 of 16: 88
+/// %) 1.01-1.03x and 224-240 tiles at K = 4096 1.0x (the fix-up costs what it saves); instead of
+/// even splits: Qwen2-1.5B down 1.05x, Llama-8B qkv 0.98-0.99x.
+pub const BWG_SK32_MAX_RATIO_PCT: i64 = 87;
 
 /// bwg: stream-K over stages on every resident slot (at most one CTA per stage).
 pub fn bwg_streamk(p: &Problem, sms: i64, v: &Variant) -> BwgSplit {
@@ -622,9 +637,14 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
         let bwg = || candidates.clone().filter(|(_, v)| v.family == Family::Bwg);
         let tile = bwg().filter(|(_, v)| v.tm == bwg_tile_tokens(p)).min_by_key(|(_, v)| v.pre);
         if let Some((_, t)) = tile {
-            let split = bwg_split(p, sms, t).split != 1;
-            // the ring-first split tile where parts are short and the tile has one (bwg_ring_first)
-            let pick = |ring: bool| bwg().find(|(_, v)| v.tm == t.tm && v.pre == t.pre && v.split == split && v.ring_first == ring);
+            let s = bwg_split(p, sms, t);
+            let split = s.split != 1;
+            // the 32-token stream-K tile for a stream-K plan of 32 tokens; the ring-first split tile
+            // where parts are short and the tile has one (bwg_ring_first)
+            let sk = s.split == 0 && t.tm < BWG_STREAMK_MIN_TM;
+            let pick = |ring: bool| {
+                bwg().find(|(_, v)| v.tm == t.tm && v.pre == t.pre && v.split == split && v.ring_first == ring && v.stream_k == sk)
+            };
             if let Some((i, _)) = pick(split && bwg_ring_first(p, sms, t)).or_else(|| pick(false)) {
                 return Some(i);
             }
@@ -799,11 +819,14 @@ fn plan_uncached(call_p: &Problem, caps: &Caps, sms: i64, forced: Option<String>
             // split; 0: stream-K), the raster band (m-tiles) in max_seg. Workspace: fp32 partial
             // tiles (even split: [tile][split]; stream-K: one per CTA), then one counter per tile.
             // A forced split variant where the rule says whole: stream-K on every slot (16/32-token
-            // tiles: an even split in two where K has two stages).
+            // tiles: an even split in two where K has two stages; the same where the rule says the
+            // 32-token stream-K tile, which has the stream-K code).
             let tiles = bwg_tiles(p, v);
-            let s = if v.split {
+            let s = if v.stream_k {
+                bwg_streamk(p, sms, v) // the stream-K tile always runs stream-K (also where forced)
+            } else if v.split {
                 let s = bwg_split(p, sms, v);
-                if s.split != 1 {
+                if s.split > 1 || (s.split == 0 && v.tm >= BWG_STREAMK_MIN_TM) {
                     s
                 } else if v.tm >= BWG_STREAMK_MIN_TM {
                     bwg_streamk(p, sms, v)

@@ -272,22 +272,26 @@ def test_bwg_variants_parity(dtype, sym, g, pre, tile, M, forced):
     total, col = errors(w, reference(ck, x, None))
     assert total <= BOUND[dtype] and col <= 5 * BOUND[dtype], (whole, total, col)
     assert torch.equal(run_out(padded, fr), w), "a padded row stride changes the result"
-    splits = [v for v in mine if "_split" in v or v.endswith("_ring")]
-    assert len(splits) == (2 if tile == "_m32_n128_" and not pre else 1), splits
+    splits = [v for v in mine if "_split" in v or v.endswith("_ring") or v.endswith("_sk")]
+    assert len(splits) == (3 if tile == "_m32_n128_" and not pre else 1), splits
     # SM counts (src/plan/mod.rs bwg_split; 128/256-token tiles, 32 tiles here): 7 (stream-K after
     # whole rounds), 33 (forced where the rule says whole: stream-K, 32 tiles on 33 CTAs), 40 and
     # 132 (stream-K, more CTAs than tiles: owners of several contributors, ranges inside one
     # tile), 100 (the even split). 16/32-token tiles: the even split, or forced, split in two. The
     # 32-token ring-first tile (`_ring`): at 132 SMs parts of 3 stages (the whole part issued
-    # before the wait), at 7 SMs two 9-stage parts (the ring wraps after its first fill).
+    # before the wait), at 7 SMs two 9-stage parts (the ring wraps after its first fill). The
+    # 32-token stream-K tile (`_sk`, always stream-K): at 7 SMs ranges over several tiles, at 132
+    # a stage a CTA (owners with many contributors).
     check_splits(forced, splits, x, fr, w, dtype, sms_list=(7, 33, 40, 100, 132))
-    if len(splits) == 2:  # the ring-first tile changes only the producer's issue order: bit-identical
+    ring = [v for v in splits if v.endswith("_ring")]
+    if ring:  # the ring-first tile changes only the producer's issue order: bit-identical
+        (plain,) = [v for v in splits if "_split" in v]
         for sms in (7, 132):
             outs = []
-            for v in splits:
+            for v in (plain, ring[0]):
                 forced(v)
                 outs.append(run_out(x, fr, num_sms=sms))
-            assert torch.equal(outs[0], outs[1]), (splits, sms)
+            assert torch.equal(outs[0], outs[1]), (plain, ring, sms)
 
 
 BULK_CONFIGS = [(torch.float16, True, 128), (torch.bfloat16, False, 32), (torch.float16, False, -1)]

@@ -436,50 +436,37 @@ fn bwg_routing_is_pinned() {
             assert_eq!((v.family, v.tm), (Family::Bwg, 64), "M={m} K={k} N={n}");
         }
     }
-    // the 32-token split tile's ring-first variant where a part is at most 3 stages (bwg_ring_first):
-    // Llama-8B o (2 stages) and Qwen2-1.5B down (3) at M = 17-32 (f16 / bf16, with zero points too);
-    // not Llama-8B qkv (4), 8B down (7), 70B o (8), the M = 33-64 m-tiles of 8B o / Qwen2-1.5B down
-    // (4), whole tiles (gate_up), group 32 (the pre-scaled tile has none)
-    for (m, k, n, g, ring) in [
-        (17, 4096, 4096, 128, true),
-        (24, 4096, 4096, 128, true),
-        (32, 4096, 4096, -1, true),
-        (17, 8960, 1536, 128, true),
-        (32, 8960, 1536, 64, true),
-        (32, 4096, 6144, 128, false),
-        (32, 14336, 4096, 128, false),
-        (32, 8192, 8192, 128, false),
-        (48, 4096, 4096, 128, false),
-        (64, 8960, 1536, 128, false),
-        (32, 4096, 28672, 128, false),
-        (32, 4096, 4096, 32, false),
+    // The 32-token tile's variants. Ring-first where a split part is at most 3 stages
+    // (bwg_ring_first): Llama-8B o (2 stages) and Qwen2-1.5B down (3) at M = 17-32; not Llama-8B
+    // qkv (4), 8B down (7), 70B o (8), the M = 33-64 m-tiles of 8B o / Qwen2-1.5B down (4), whole
+    // tiles (gate_up). Stream-K (`_sk`) instead of whole tiles that fall unevenly on the SMs
+    // (bwg_split, BWG_SK32_MAX_RATIO_PCT): Llama-70B gate_up (448 tiles) and Qwen2-1.5B gate_up
+    // (140) at M = 17-32; not Llama-8B gate_up (224 tiles: 14 of 16 stages), never instead of an
+    // even split. Neither at group 32 (the pre-scaled tile has none). f16 / bf16 with zero points.
+    for (m, k, n, g, ring, sk) in [
+        (17, 4096, 4096, 128, true, false),
+        (24, 4096, 4096, 128, true, false),
+        (32, 4096, 4096, -1, true, false),
+        (17, 8960, 1536, 128, true, false),
+        (32, 8960, 1536, 64, true, false),
+        (32, 4096, 6144, 128, false, false),
+        (32, 14336, 4096, 128, false, false),
+        (32, 8192, 8192, 128, false, false),
+        (48, 4096, 4096, 128, false, false),
+        (64, 8960, 1536, 128, false, false),
+        (32, 4096, 28672, 128, false, false),
+        (32, 4096, 4096, 32, false, false),
+        (17, 8192, 57344, 128, false, true),
+        (32, 8192, 57344, 128, false, true),
+        (24, 1536, 17920, -1, false, true),
+        (32, 1536, 17920, 64, false, true),
+        (32, 8192, 57344, 32, false, false),
     ] {
         for (zp, dt) in [(false, DType::F16), (true, DType::BF16)] {
             let p = problem(m, k, n, g, zp, dt);
             let v = &VARIANTS[plan(&p, &caps).unwrap().variant];
-            assert_eq!((v.family, v.tm, v.ring_first), (Family::Bwg, 32, ring), "M={m} K={k} N={n} g={g} zp={zp}");
+            assert_eq!((v.family, v.tm, v.ring_first, v.stream_k), (Family::Bwg, 32, ring, sk), "M={m} K={k} N={n} g={g} zp={zp}");
             assert_eq!(v.ring_first, v.split && !v.pre && bwg_ring_first(&p, 132, v), "M={m} K={k} N={n}");
-        }
-    }
-    // the 32-token stream-K tile instead of whole tiles that fall unevenly on the SMs (bwg_split,
-    // BWG_SK32_MAX_RATIO_PCT): Llama-70B gate_up (448 tiles) and Qwen2-1.5B gate_up (140) at M =
-    // 17-32; not Llama-8B gate_up (224 tiles: 14 of 16 stages), even splits (Qwen2-1.5B down,
-    // Llama-8B qkv / o), group 32 (the pre-scaled tile has none)
-    for (m, k, n, g, sk) in [
-        (17, 8192, 57344, 128, true),
-        (32, 8192, 57344, 128, true),
-        (24, 1536, 17920, -1, true),
-        (32, 1536, 17920, 64, true),
-        (32, 4096, 28672, 128, false),
-        (32, 8960, 1536, 128, false),
-        (32, 4096, 6144, 128, false),
-        (32, 4096, 4096, 128, false),
-        (32, 8192, 57344, 32, false),
-    ] {
-        for (zp, dt) in [(false, DType::F16), (true, DType::BF16)] {
-            let p = problem(m, k, n, g, zp, dt);
-            let v = &VARIANTS[plan(&p, &caps).unwrap().variant];
-            assert_eq!((v.family, v.tm, v.stream_k), (Family::Bwg, 32, sk), "M={m} K={k} N={n} g={g} zp={zp}");
             assert_eq!(v.stream_k, bwg_split(&p, 132, v).split == 0, "M={m} K={k} N={n}");
         }
     }

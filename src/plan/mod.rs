@@ -826,7 +826,7 @@ fn plan_uncached(call_p: &Problem, caps: &Caps, sms: i64, forced: Option<String>
                 bwg_streamk(p, sms, v) // the stream-K tile always runs stream-K (also where forced)
             } else if v.split {
                 let s = bwg_split(p, sms, v);
-                if s.split > 1 || (s.split == 0 && v.tm >= BWG_STREAMK_MIN_TM) {
+                if s.split > 1 {
                     s
                 } else if v.tm >= BWG_STREAMK_MIN_TM {
                     bwg_streamk(p, sms, v)

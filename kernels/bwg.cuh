@@ -184,7 +184,7 @@ constexpr int kConsumerRegs2 = 104, kProducerRegs2 = 32, kProducerRegs2Split = 2
 // WK warps: WC consumers (WC / 4 warpgroups, TN = 16 WC), then the producer (kRegs below).
 // kRingFirst (split = 2 in kernels/variants.def): the producer issues the weights of the first
 // item's first ring (up to P stages) before pdl_wait, their x boxes after it (below). kSk (split =
-// 3): the 32-token split tile with stream-K (planned where the tiles fall unevenly on the SMs;
+// 3): the 32/64-token split tile with stream-K (planned where the tiles fall unevenly on the SMs;
 // its own variant, so the even-split tile keeps its deferred tickets and its code).
 template <typename T, bool kZeros, int TM, int TN, int WK, int P, bool kSplit, bool kPre, bool kRingFirst, bool kSk>
 __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa) {
@@ -201,7 +201,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   static_assert(WC % 4 == 0 && NS == WC && (kPre || TM <= 32) && P >= 2 && (TM == 16 || TM == 32 || TM == 64 || TM == 128 || TM == 256),
                 "bad bwg tile");
   static_assert(!kRingFirst || (kSplit && WK == 12 && TM <= 64), "the ring-first variants are 12-warp split tiles of 32/64 tokens");
-  static_assert(!kSk || (kSplit && WK == 12 && TM == 32 && !kRingFirst), "the stream-K variants are 12-warp 32-token split tiles");
+  static_assert(!kSk || (kSplit && WK == 12 && (TM == 32 || TM == 64) && !kRingFirst), "the stream-K variants are 12-warp 32/64-token split tiles");
   constexpr int kX = 0;                      // CH boxes of TM x 128 bytes
   constexpr int kW = CH * TM * 128;          // NS stripes x CH x 512 bytes
   constexpr int kS = kW + NS * CH * 512;     // 2 CH scale rows of TN halves
@@ -231,7 +231,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   const int mtiles = (M + TM - 1) / TM, band = max(1, min(p.max_seg, mtiles));
   const int tiles = N / TN, NT = mtiles * tiles;  // output tiles
   const int ctas = gridDim.x, b = blockIdx.x;
-  // Stream-K in the 128/256-token tiles and the 32-token kSk variants: in the 16/32-token even-split
+  // Stream-K in the 128/256-token tiles and the 32/64-token kSk variants: in the 16/32-token even-split
   // variants its code cost 2-6 % on even-split plans (bench/NOTES.md, sessions 8 and 18).
   constexpr bool kStreamK = kSplit && (TM >= 128 || kSk);
   // The 128/256-token tiles stage their output through shared memory (the epilogue below).

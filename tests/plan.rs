@@ -404,7 +404,7 @@ fn bwg_routing_is_pinned() {
         (14336, 4096, false, true, true, true),
         (8192, 10240, false, false, true, false),
         (8192, 8192, false, true, true, true),
-        (8192, 57344, false, false, true, false),
+        (8192, 57344, false, false, true, true),
         (28672, 8192, false, false, true, true),
         (1536, 17920, false, false, true, false),
         (8960, 1536, false, true, true, true),
@@ -430,17 +430,23 @@ fn bwg_routing_is_pinned() {
         let v = &VARIANTS[plan(&problem(m, 4096, n, 128, false, DType::F16), &caps).unwrap().variant];
         assert_eq!((v.family, v.tm), (Family::Bwg, tm), "M={m}");
     }
+    // (wide layers, K < N: only where the 64-token tile's plan is stream-K, `_sk_pre`, on
+    // Llama-70B gate_up: 448 tiles; whole tiles tie wg, bwg_split)
     for m in [33, 48, 64] {
-        for (k, n) in [(14336, 4096), (8192, 8192), (28672, 8192)] {
-            let v = &VARIANTS[plan(&problem(m, k, n, 128, false, DType::F16), &caps).unwrap().variant];
-            assert_eq!((v.family, v.tm), (Family::Bwg, 64), "M={m} K={k} N={n}");
+        for (k, n, sk) in [(14336, 4096, false), (8192, 8192, false), (28672, 8192, false), (8192, 57344, true)] {
+            for (zp, dt) in [(false, DType::F16), (true, DType::BF16)] {
+                let p = problem(m, k, n, 128, zp, dt);
+                let v = &VARIANTS[plan(&p, &caps).unwrap().variant];
+                assert_eq!((v.family, v.tm, v.stream_k), (Family::Bwg, 64, sk), "M={m} K={k} N={n}");
+                assert_eq!(v.stream_k, bwg_split(&p, 132, v).split == 0, "M={m} K={k} N={n}");
+            }
         }
     }
     // The 32-token tile's variants. Ring-first where a split part is at most 3 stages
     // (bwg_ring_first): Llama-8B o (2 stages) and Qwen2-1.5B down (3) at M = 17-32; not Llama-8B
     // qkv (4), 8B down (7), 70B o (8), the M = 33-64 m-tiles of 8B o / Qwen2-1.5B down (4), whole
     // tiles (gate_up). Stream-K (`_sk`) instead of whole tiles that fall unevenly on the SMs
-    // (bwg_split, BWG_SK32_MAX_RATIO_PCT): Llama-70B gate_up (448 tiles) and Qwen2-1.5B gate_up
+    // (bwg_split, BWG_SK_SMALL_MAX_RATIO_PCT): Llama-70B gate_up (448 tiles) and Qwen2-1.5B gate_up
     // (140) at M = 17-32; not Llama-8B gate_up (224 tiles: 14 of 16 stages), never instead of an
     // even split. Neither at group 32 (the pre-scaled tile has none). f16 / bf16 with zero points.
     for (m, k, n, g, ring, sk) in [

@@ -440,8 +440,8 @@ pub fn bwg_split(p: &Problem, sms: i64, v: &Variant) -> BwgSplit {
     let spt = (chunks + ch - 1) / ch; // stages per tile
     let whole = BwgSplit { ctas: tiles.min(slots).max(1), split: 1 };
     let even = |s: i64| BwgSplit { ctas: (tiles * s).min(slots), split: s };
-    let sk32 = v.tm == 32 && !v.pre; // the 32-token stream-K tile (Variant::stream_k)
-    let streamk_ok = (v.tm >= BWG_STREAMK_MIN_TM || sk32) && tiles * spt < 1 << 31; // kernels/bwg.cuh counts units in 32 bits
+    let sk_tile = v.tm < BWG_STREAMK_MIN_TM && bwg_streamk_tile(v); // a 32/64-token `_sk` variant
+    let streamk_ok = (v.tm >= BWG_STREAMK_MIN_TM || sk_tile) && tiles * spt < 1 << 31; // kernels/bwg.cuh counts units in 32 bits
     if let Some(s) = env_value(&BULK_SPLIT) {
         return match s.min(chunks / ch).max(1) {
             1 => whole,
@@ -467,9 +467,11 @@ pub fn bwg_split(p: &Problem, sms: i64, v: &Variant) -> BwgSplit {
     let g = streamk.ctas;
     let d = bwg_streamk_whole_tiles(tiles, g);
     let busiest_streamk = d / g * spt + ((tiles - d) * spt + g - 1) / g;
-    // the 32-token tile: only instead of whole tiles, its fix-up costing more of a part
-    // (BWG_SK32_MAX_RATIO_PCT)
-    let pct = if v.tm >= BWG_STREAMK_MIN_TM { 90 } else if plain.split == 1 { BWG_SK32_MAX_RATIO_PCT } else { 0 };
+    // the 32/64-token tiles: only instead of whole tiles, their fix-up costing more of a part
+    // (BWG_SK_SMALL_MAX_RATIO_PCT); the 64-token tile only where whole tiles take more than one
+    // round of the slots (Qwen2-1.5B gate_up, 140 tiles of 12 stages: 1.03-1.05x slower)
+    let small_ok = plain.split == 1 && (v.tm < 64 || tiles > slots);
+    let pct = if v.tm >= BWG_STREAMK_MIN_TM { 90 } else if small_ok { BWG_SK_SMALL_MAX_RATIO_PCT } else { 0 };
     if 100 * busiest_streamk <= pct * busiest {
         streamk
     } else {
@@ -497,18 +499,28 @@ pub fn bwg_ring_first(p: &Problem, sms: i64, v: &Variant) -> bool {
 }
 
 /// bwg: the smallest token tile whose split variant has stream-K (kernels/bwg.cuh kStreamK); the
-/// 32-token tile has a stream-K variant of its own (`_sk`, Variant::stream_k).
+/// 32/64-token tiles have stream-K variants of their own (`_sk`, Variant::stream_k).
 pub const BWG_STREAMK_MIN_TM: u32 = 128;
 
-/// bwg's 32-token tile takes stream-K instead of whole tiles (never instead of an even split) where
-/// it leaves the busiest CTA at most this percentage of the stages (the 128/256-token tiles: 90 %
-/// of whole tiles or the even split). Measured on the H200 (bench/NOTES.md session 18, a lab
+/// bwg: whether `v`'s tile (its tokens and scale form) has a stream-K variant of its own
+/// (kernels/variants.def split = 3): the variant list decides, not a rule kept beside it.
+pub fn bwg_streamk_tile(v: &Variant) -> bool {
+    VARIANTS.iter().any(|w| w.family == Family::Bwg && w.stream_k && w.tm == v.tm && w.pre == v.pre)
+}
+
+/// bwg's 32/64-token tiles take stream-K instead of whole tiles (never instead of an even split;
+/// the 64-token tile only where whole tiles fill the slots more than once) where it leaves the
+/// busiest CTA at most this percentage of the stages (the 128/256-token tiles: 90 % of whole tiles
+/// or the even split). The 64-token tile (session 19, results/2026-12-01-bwg-m64-streamk-ab.json):
+/// Llama-70B gate_up at M = 33-64 (448 tiles, 109 of 128 stages) 0.94-0.97x of wg (bf16 with zero
+/// points 0.89-0.96x), Qwen2-1.5B gate_up (140 tiles, 7 of 12) 1.03-1.05x, Llama-8B gate_up forced
+/// (224 tiles, 28 of 32) 1.04-1.08x. The 32-token tile: measured on the H200 (bench/NOTES.md session 18, a lab
 /// build with stream-K in the split tile): Llama-70B gate_up at M = 17-32 (448 tiles, 55 of 64
 /// stages: 86 %) 0.92-0.97x, Qwen2-1.5B gate_up (140 tiles, 4 of 6) 0.96-0.97x, K = 4096 140 / 160
 /// / 200 tiles (9 / 10 / 13 of 16) 0.74 / 0.80 / 0.95x; Llama-8B gate_up (224 tiles, 14 of 16: 88
 /// %) 1.01-1.03x and 224-240 tiles at K = 4096 1.0x (the fix-up costs what it saves); instead of
 /// even splits: Qwen2-1.5B down 1.05x, Llama-8B qkv 0.98-0.99x.
-pub const BWG_SK32_MAX_RATIO_PCT: i64 = 87;
+pub const BWG_SK_SMALL_MAX_RATIO_PCT: i64 = 87;
 
 /// bwg: stream-K over stages on every resident slot (at most one CTA per stage).
 pub fn bwg_streamk(p: &Problem, sms: i64, v: &Variant) -> BwgSplit {
@@ -591,7 +603,7 @@ pub fn prefer_bwg(p: &Problem, sms: i64) -> bool {
             // (18.1 vs bulk's 19.1), results/2026-11-30-m9-16-sweep.json
             9..=16 => (WG_MIN_WEIGHTS..=1 << 26).contains(&weights) && p.n() / 128 < sms / 2,
             17..=32 => weights >= WG_MIN_WEIGHTS,
-            33..=64 => bwg_m33_64_tile(p).is_some(),
+            33..=64 => bwg_m33_64_tile(p, sms).is_some(),
             m => m > DEC_MAX_M,
         }
 }
@@ -603,15 +615,22 @@ pub const BWG_M33_64_MAX_WEIGHTS: i64 = 1 << 24;
 /// bwg's token tile at M = 33-64 where bwg serves those M (the one statement of that rule): 32-token
 /// m-tiles on layers of 2^23 to [`BWG_M33_64_MAX_WEIGHTS`] weights, the 64-token tile on larger
 /// layers at least as deep as they are wide (K >= N); `None`: wg serves them.
-fn bwg_m33_64_tile(p: &Problem) -> Option<u32> {
+fn bwg_m33_64_tile(p: &Problem, sms: i64) -> Option<u32> {
     let weights = p.k() * p.n();
     if (WG_MIN_WEIGHTS..=BWG_M33_64_MAX_WEIGHTS).contains(&weights) {
         Some(32)
-    } else if weights > BWG_M33_64_MAX_WEIGHTS && p.k() >= p.n() {
+    } else if weights > BWG_M33_64_MAX_WEIGHTS && (p.k() >= p.n() || bwg_m64_streamk(p, sms)) {
         Some(64)
     } else {
         None
     }
+}
+
+/// Whether the 64-token tile's plan for `p` is stream-K ([`bwg_split`] on its `_sk_pre` variant):
+/// where whole 64-token tiles fall unevenly on the SMs, the wide layers (K < N) take it instead of
+/// wg (its whole tiles tie wg there: Llama-8B / 70B gate_up, bench/NOTES.md session 16).
+fn bwg_m64_streamk(p: &Problem, sms: i64) -> bool {
+    VARIANTS.iter().find(|v| v.family == Family::Bwg && v.tm == 64 && v.stream_k).is_some_and(|v| bwg_split(p, sms, v).split == 0)
 }
 
 /// bwg: the token tile for `p`: the smallest that holds M (M > 256: the largest), but the
@@ -619,11 +638,11 @@ fn bwg_m33_64_tile(p: &Problem) -> Option<u32> {
 /// 64-token tile measured 1.3-1.6x slower there: Llama-8B o 13.6-14.3 vs 10.7-10.9 us, Qwen2-1.5B
 /// down 17.5-19.7 vs 11.5-12.0, bench/NOTES.md session 16; a 128-token tile slower too,
 /// results/2026-11-30-m24-64-sweep.json).
-pub fn bwg_tile_tokens(p: &Problem) -> u32 {
+pub fn bwg_tile_tokens(p: &Problem, sms: i64) -> u32 {
     match p.m {
         ..=16 => 16,
         17..=32 => 32,
-        33..=64 => bwg_m33_64_tile(p).unwrap_or(32),
+        33..=64 => bwg_m33_64_tile(p, sms).unwrap_or(32),
         65..=128 => 128,
         _ => 256,
     }
@@ -635,7 +654,7 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
         // bwg_tile_tokens' tile, post-scale where the group allows it; the split instantiation
         // only where the plan splits.
         let bwg = || candidates.clone().filter(|(_, v)| v.family == Family::Bwg);
-        let tile = bwg().filter(|(_, v)| v.tm == bwg_tile_tokens(p)).min_by_key(|(_, v)| v.pre);
+        let tile = bwg().filter(|(_, v)| v.tm == bwg_tile_tokens(p, sms)).min_by_key(|(_, v)| v.pre);
         if let Some((_, t)) = tile {
             let s = bwg_split(p, sms, t);
             let split = s.split != 1;

@@ -272,16 +272,17 @@ def test_bwg_variants_parity(dtype, sym, g, pre, tile, M, forced):
     total, col = errors(w, reference(ck, x, None))
     assert total <= BOUND[dtype] and col <= 5 * BOUND[dtype], (whole, total, col)
     assert torch.equal(run_out(padded, fr), w), "a padded row stride changes the result"
-    splits = [v for v in mine if "_split" in v or v.endswith("_ring") or v.endswith("_sk")]
-    assert len(splits) == (3 if tile == "_m32_n128_" and not pre else 1), splits
+    splits = [v for v in mine if "_split" in v or v.endswith("_ring") or "_sk" in v]
+    # the 32-token post-scale tile: split, ring-first, stream-K; the 64-token tile: split, stream-K
+    assert len(splits) == {"_m32_n128_": 1 if pre else 3, "_m64_n128_": 2}.get(tile, 1), splits
     # SM counts (src/plan/mod.rs bwg_split; 128/256-token tiles, 32 tiles here): 7 (stream-K after
     # whole rounds), 33 (forced where the rule says whole: stream-K, 32 tiles on 33 CTAs), 40 and
     # 132 (stream-K, more CTAs than tiles: owners of several contributors, ranges inside one
     # tile), 100 (the even split). 16/32-token tiles: the even split, or forced, split in two. The
     # 32-token ring-first tile (`_ring`): at 132 SMs parts of 3 stages (the whole part issued
     # before the wait), at 7 SMs two 9-stage parts (the ring wraps after its first fill). The
-    # 32-token stream-K tile (`_sk`, always stream-K): at 7 SMs ranges over several tiles, at 132
-    # a stage a CTA (owners with many contributors).
+    # 32/64-token stream-K tiles (`_sk`, always stream-K): at 7 SMs ranges over several tiles, at
+    # 132 a stage a CTA (owners with many contributors).
     check_splits(forced, splits, x, fr, w, dtype, sms_list=(7, 33, 40, 100, 132))
     ring = [v for v in splits if v.endswith("_ring")]
     if ring:  # the ring-first tile changes only the producer's issue order: bit-identical

@@ -33,11 +33,11 @@
 namespace mate {
 namespace bulk {
 
-// K chunks (of 64) per stage: 16 (8 KB per stripe) in the 32-feature tiles; 8 for the 128-feature tiles
+// K chunks (of 64) per stage: 16 (8 KB per stripe) in the 32-feature tiles; 8 for the 112/128-feature tiles
 // (2 stages: measured 7-12 % faster than 4 chunks x 4 stages, bench/NOTES.md "Session 4"), 4 with
 // group 32 (twice the scale rows: 8 would not fit two CTAs per SM).
 template <int TM, int TN, bool kPre>
-__host__ __device__ constexpr int chunks_per_stage() { return TN < 128 ? 16 : (kPre ? 4 : 8); }
+__host__ __device__ constexpr int chunks_per_stage() { return TN <= 32 ? 16 : (kPre ? 4 : 8); }
 
 // Stripes each consumer warp covers (see bulk_body): all of a narrow tile's, one of a wide tile's
 // (two measured slower, bench/NOTES.md "Session 4"). Mirrored by Variant::bulk_stripes_per_warp

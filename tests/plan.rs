@@ -4,7 +4,7 @@
 use mate::call::{Device, Problem};
 use mate::frame::{FrameMeta, GROUP_SIZES};
 use mate::plan::{
-    bulk_split, bulk_tile_features, bwg_ring_first, bwg_split, gather_programmatic, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, BULK_CTAS_PER_SM, prefer_cta_tiles, prefer_wgmma, Caps, Family, ACT_IN_LOOP_BELOW_WEIGHTS, ACT_IN_LOOP_MAX_M, DEC_MAX_M, VARIANTS,
+    bulk_split, bulk_tile_features, bulk_whole_tile, bwg_ring_first, bwg_split, gather_programmatic, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, BULK_CTAS_PER_SM, prefer_cta_tiles, prefer_wgmma, Caps, Family, ACT_IN_LOOP_BELOW_WEIGHTS, ACT_IN_LOOP_MAX_M, DEC_MAX_M, VARIANTS,
 };
 use mate::plan::variants::{bulk_chunks_per_stage, bwg_chunks_per_stage};
 use mate::tensor::DType;
@@ -105,9 +105,17 @@ fn every_envelope_configuration_has_a_variant() {
                                 }
                                 assert_eq!(split, (ctas + tiles - 1) / tiles, "the log's split: CTAs per tile");
                                 // the smallest token tile that holds M: at M = 1 in bulk_tile_features'
-                                // width (pinned below); 128 above
-                                let m1_tn = bulk_tile_features(&p, 132);
-                                assert_eq!((v.tm, v.tn), if m == 1 { (1, m1_tn) } else if m <= 8 { (8, 128) } else { (16, 128) });
+                                // width (pinned below); 128 above; whole 128-feature tiles at 1-8
+                                // tokens: the 8-token tile, bulk_whole_tile's width where this frame
+                                // has a variant of it (pinned below)
+                                let tn0 = if m == 1 { bulk_tile_features(&p, 132) } else { 128 };
+                                let tm0 = if m == 1 { 1 } else if m <= 8 { 8 } else { 16 };
+                                let has = |w: u32| VARIANTS.iter().any(|x| x.family == Family::Bulk && x.tm == 8 && x.tn == w && x.zeros == v.zeros && x.pre == v.pre && x.dtype == v.dtype);
+                                let want = match bulk_whole_tile(&p, 132, tn0, v.split) {
+                                    Some(w) => (8, if has(w) { w } else { 128 }),
+                                    None => (tm0, tn0),
+                                };
+                                assert_eq!((v.tm, v.tn), want, "M={m} K={k} N={n}");
                                 assert_eq!((pl.grid[1], pl.grid[2]), (1, 1));
                                 assert_eq!(v.pre, g == 32, "post-scale wherever the group allows it");
                                 if v.split {
@@ -540,11 +548,12 @@ fn bulk_routing_is_pinned() {
     }
     // M = 2-8: 8-token x 32-feature tiles on layers of 2^23-2^26 weights at M = 2, at M = 3-4
     // where the tiles fit one round of the slots, at M = 5-8 a quarter of it; else 128 features.
-    for (m, k, n, tn) in [(2, 4096, 6144, 32), (4, 4096, 6144, 32), (5, 4096, 6144, 128), (2, 4096, 4096, 32),
-                          (4, 8192, 8192, 32), (8, 8192, 8192, 128), (2, 4096, 28672, 128), (2, 8192, 10240, 128),
-                          (2, 1536, 17920, 32), (4, 1536, 17920, 128), (8, 8960, 1536, 32), (2, 14336, 4096, 32)] {
+    // (whole 128-feature tiles between the SMs and the slots run 112 features: bulk_whole_tile)
+    for (m, k, n, tn, tiled) in [(2, 4096, 6144, 32, 32), (4, 4096, 6144, 32, 32), (5, 4096, 6144, 128, 128), (2, 4096, 4096, 32, 32),
+                          (4, 8192, 8192, 32, 32), (8, 8192, 8192, 128, 128), (2, 4096, 28672, 128, 112), (2, 8192, 10240, 128, 128),
+                          (2, 1536, 17920, 32, 32), (4, 1536, 17920, 128, 112), (8, 8960, 1536, 32, 32), (2, 14336, 4096, 32, 32)] {
         let v = &VARIANTS[plan(&problem(m, k, n, 128, false, DType::F16), &caps).unwrap().variant];
-        assert_eq!((v.family, v.tm, v.tn), (Family::Bulk, 8, tn), "M={m} K={k} N={n}");
+        assert_eq!((v.family, v.tm, v.tn), (Family::Bulk, 8, tiled), "M={m} K={k} N={n}");
         assert_eq!(bulk_tile_features(&problem(m, k, n, 128, false, DType::F16), 132), tn, "M={m} K={k} N={n}");
         // group 32 (pre-scale): never the narrow tile (not built)
         let v = &VARIANTS[plan(&problem(m, k, n, 32, false, DType::BF16), &caps).unwrap().variant];
@@ -558,10 +567,13 @@ fn bulk_routing_is_pinned() {
     // M = 1: 128-feature tiles from 2^25 weights (bulk_tile_features), else 32; 32 also where
     // whole 32-feature tiles make one round of >= 90 % of the slots over K <= 8192 (Llama-70B o:
     // 256 on 264; not 70B down, K = 28672).
-    for (k, n, tn) in [(4096, 28672, 128), (8192, 10240, 128), (14336, 4096, 128), (28672, 8192, 128), (8192, 8192, 32),
-                       (4096, 6144, 32), (4096, 4096, 32), (1536, 17920, 32), (8960, 1536, 32)] {
+    // (Llama-8B gate_up's whole tiles: the 8-token tile, 112 features: bulk_whole_tile, below)
+    for (k, n, tn, tiled) in [(4096, 28672, 128, (8, 112)), (8192, 10240, 128, (1, 128)), (14336, 4096, 128, (1, 128)),
+                       (28672, 8192, 128, (1, 128)), (8192, 8192, 32, (1, 32)), (4096, 6144, 32, (1, 32)), (4096, 4096, 32, (1, 32)),
+                       (1536, 17920, 32, (1, 32)), (8960, 1536, 32, (1, 32))] {
         let v = &VARIANTS[plan(&problem(1, k, n, 128, false, DType::F16), &caps).unwrap().variant];
-        assert_eq!((v.family, v.tm, v.tn), (Family::Bulk, 1, tn), "M=1 K={k} N={n}");
+        assert_eq!((v.family, v.tm, v.tn), (Family::Bulk, tiled.0, tiled.1), "M=1 K={k} N={n}");
+        assert_eq!(bulk_tile_features(&problem(1, k, n, 128, false, DType::F16), 132), tn, "M=1 K={k} N={n}");
         let v = &VARIANTS[plan(&problem(1, k, n, 32, false, DType::BF16), &caps).unwrap().variant];
         assert_eq!((v.family, v.tn, v.pre), (Family::Bulk, tn, true), "M=1 K={k} N={n} group 32");
     }
@@ -596,6 +608,30 @@ fn bulk_routing_is_pinned() {
     assert_eq!(split(8, 4096, 28672, 132, 8, 128), (224, 0));
     assert_eq!(split(16, 8192, 17920, 132, 16, 128), (140, 0));
     assert_eq!(split(1, 8192, 4480, 132, 1, 32), (140, 0));
+    // Whole 128-feature tiles at 1-8 tokens (bulk_whole_tile): the 8-token tile, also at M = 1;
+    // 112 features where the 128-feature tiles outnumber the SMs and the 112-feature ones fit the
+    // slots, in the frames that have such a variant (symmetric, post-scale); not at 16 tokens, not
+    // a split plan (bench/NOTES.md session 19).
+    for (m, k, n, g, zp, dt, want) in [
+        (1, 4096, 28672, 128, false, DType::F16, (8, 112, false)), // Llama-8B gate_up: 256 tiles on 264 slots
+        (8, 4096, 28672, -1, false, DType::BF16, (8, 112, false)),
+        (4, 1536, 17920, 64, false, DType::F16, (8, 112, false)), // Qwen2-1.5B gate_up: 160 tiles
+        (1, 4096, 28672, 128, true, DType::F16, (8, 128, false)), // zero points: no 112-feature variant
+        (1, 2048, 28672, 32, false, DType::BF16, (8, 128, false)), // group 32 (pre-scaled): none either
+        (1, 4096, 28672, 32, false, DType::BF16, (1, 128, true)), // (its 4-chunk stages: 16 a tile, stream-K)
+        (1, 4096, 25600, 128, false, DType::F16, (8, 128, false)), // 200 whole tiles; N % 112 != 0
+        (16, 4096, 28672, 128, false, DType::F16, (16, 128, false)), // 16 tokens: not this rule
+        (1, 8192, 57344, 128, false, DType::F16, (1, 128, true)), // Llama-70B gate_up: stream-K
+        (1, 8192, 28672, 128, false, DType::F16, (1, 128, true)), // 224 tiles of 16 stages: stream-K
+    ] {
+        let p = problem(m, k, n, g, zp, dt);
+        let v = &VARIANTS[plan(&p, &caps).unwrap().variant];
+        assert_eq!((v.family, v.tm, v.tn, v.split), (Family::Bulk, want.0, want.1, want.2), "M={m} K={k} N={n} g={g} zp={zp}");
+    }
+    assert_eq!(bulk_whole_tile(&problem(1, 4096, 28672, 128, false, DType::F16), 132, 128, false), Some(112));
+    assert_eq!(bulk_whole_tile(&problem(1, 4096, 28672, 128, false, DType::F16), 120, 128, false), Some(128)); // 256 > 240 slots
+    assert_eq!(bulk_whole_tile(&problem(1, 4096, 28672, 128, false, DType::F16), 132, 128, true), None);
+    assert_eq!(bulk_whole_tile(&problem(1, 4096, 14336, 128, false, DType::F16), 132, 128, false), Some(128)); // 112 tiles: one an SM
 }
 
 #[test]

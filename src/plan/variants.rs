@@ -148,7 +148,7 @@ impl Variant {
 /// bulk: K chunks (of 64) per stage for tile `tm` x `tn`, pre-scale or not (kernels/bulk.cuh
 /// chunks_per_stage()).
 pub fn bulk_chunks_per_stage(_tm: u32, tn: u32, pre: bool) -> u32 {
-    if tn < 128 {
+    if tn <= 32 {
         16
     } else if pre {
         4

@@ -69,3 +69,28 @@ def test_tiles_between_sms_and_slots_take_stream_k(M):
     total, worst = errors(a, reference(ck, x, None))
     assert total <= BOUND[torch.float16] and worst <= 5 * BOUND[torch.float16], (total, worst)
     assert torch.equal(a, b)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("M,dtype", [(1, torch.float16), (5, torch.bfloat16)])
+def test_whole_tiles_between_sms_and_slots_take_112_features(M, dtype):
+    """1-8 tokens where whole 128-feature tiles outnumber the SMs (the stream-K test declines: a
+    K of two stages) and 112-feature tiles fit the slots: the routed plan is the 8-token tile, 112
+    features wide, one tile a CTA (src/plan/mod.rs bulk_whole_tile), right against float64 with
+    a bias and bitwise the same on a rerun."""
+    from checkpoints import BOUND, errors, reference
+
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    # 2 x SMs 112-feature tiles, 1.75 x SMs 128-feature ones of 4 stages (stream-K would save none);
+    # >= 2^25 weights, so one token takes 128-feature tiles at all (bulk_tile_features)
+    K, N = 2048, 112 * 2 * sms
+    ck = random_gptq(K, N, 128, True, dtype, "cuda")
+    fr = frame_from_gptq_v2(ck)
+    x = torch.randn(M, K, device="cuda").to(dtype)
+    bias = torch.randn(N, device="cuda").to(dtype)
+    (rec,) = records(lambda: run_out(x, fr, bias))
+    assert rec["kernel"].endswith("_m8_n112_whole") and rec["grid"] == f"{2 * sms},1,1", rec
+    a, b = run_out(x, fr, bias), run_out(x, fr, bias)
+    total, worst = errors(a, reference(ck, x, bias))
+    assert total <= BOUND[dtype] and worst <= 5 * BOUND[dtype], (total, worst)
+    assert torch.equal(a, b)

@@ -112,8 +112,9 @@ fn every_envelope_configuration_has_a_variant() {
                                 let tm0 = if m == 1 { 1 } else if m <= 8 { 8 } else { 16 };
                                 let has = |w: u32| VARIANTS.iter().any(|x| x.family == Family::Bulk && x.tm == 8 && x.tn == w && x.zeros == v.zeros && x.pre == v.pre && x.dtype == v.dtype);
                                 let want = match bulk_whole_tile(&p, 132, tn0, v.split) {
-                                    Some(w) => (8, if has(w) { w } else { 128 }),
-                                    None => (tm0, tn0),
+                                    Some(w) if has(w) => (8, w),
+                                    Some(_) if has(tn0) => (8, tn0),
+                                    _ => (tm0, tn0),
                                 };
                                 assert_eq!((v.tm, v.tn), want, "M={m} K={k} N={n}");
                                 assert_eq!((pl.grid[1], pl.grid[2]), (1, 1));
@@ -567,10 +568,11 @@ fn bulk_routing_is_pinned() {
     // M = 1: 128-feature tiles from 2^25 weights (bulk_tile_features), else 32; 32 also where
     // whole 32-feature tiles make one round of >= 90 % of the slots over K <= 8192 (Llama-70B o:
     // 256 on 264; not 70B down, K = 28672).
-    // (Llama-8B gate_up's whole tiles: the 8-token tile, 112 features: bulk_whole_tile, below)
+    // (whole tiles run the 8-token tile, Llama-8B gate_up's 112 features wide: bulk_whole_tile,
+    // below; split plans the one-token tile)
     for (k, n, tn, tiled) in [(4096, 28672, 128, (8, 112)), (8192, 10240, 128, (1, 128)), (14336, 4096, 128, (1, 128)),
-                       (28672, 8192, 128, (1, 128)), (8192, 8192, 32, (1, 32)), (4096, 6144, 32, (1, 32)), (4096, 4096, 32, (1, 32)),
-                       (1536, 17920, 32, (1, 32)), (8960, 1536, 32, (1, 32))] {
+                       (28672, 8192, 128, (1, 128)), (8192, 8192, 32, (8, 32)), (4096, 6144, 32, (8, 32)), (4096, 4096, 32, (1, 32)),
+                       (1536, 17920, 32, (8, 32)), (8960, 1536, 32, (1, 32))] {
         let v = &VARIANTS[plan(&problem(1, k, n, 128, false, DType::F16), &caps).unwrap().variant];
         assert_eq!((v.family, v.tm, v.tn), (Family::Bulk, tiled.0, tiled.1), "M=1 K={k} N={n}");
         assert_eq!(bulk_tile_features(&problem(1, k, n, 128, false, DType::F16), 132), tn, "M=1 K={k} N={n}");
@@ -632,6 +634,13 @@ fn bulk_routing_is_pinned() {
     assert_eq!(bulk_whole_tile(&problem(1, 4096, 28672, 128, false, DType::F16), 120, 128, false), Some(128)); // 256 > 240 slots
     assert_eq!(bulk_whole_tile(&problem(1, 4096, 28672, 128, false, DType::F16), 132, 128, true), None);
     assert_eq!(bulk_whole_tile(&problem(1, 4096, 14336, 128, false, DType::F16), 132, 128, false), Some(128)); // 112 tiles: one an SM
+    assert_eq!(bulk_whole_tile(&problem(1, 4096, 6144, 128, false, DType::F16), 132, 32, false), Some(32)); // 32-feature tiles keep their width
+    assert_eq!(bulk_whole_tile(&problem(1, 4096, 6144, 128, true, DType::F16), 132, 32, false), None); // with zero points: not there
+    let v = &VARIANTS[plan(&problem(1, 4096, 6144, 128, true, DType::BF16), &caps).unwrap().variant];
+    assert_eq!((v.family, v.tm, v.tn, v.split), (Family::Bulk, 1, 32, false));
+    // group 32 at M = 1 in whole 32-feature tiles: no pre-scaled 8-token 32-feature tile, the one-token one
+    let v = &VARIANTS[plan(&problem(1, 4096, 6144, 32, false, DType::F16), &caps).unwrap().variant];
+    assert_eq!((v.family, v.tm, v.tn, v.split, v.pre), (Family::Bulk, 1, 32, false, true));
 }
 
 #[test]

@@ -338,10 +338,12 @@ pub fn bulk_tile_features(p: &Problem, sms: i64) -> u32 {
     }
 }
 
-/// bulk: the tile width for whole 128-feature tiles at 1-8 tokens (None: not such a plan), which
-/// run the 8-token tile also at M = 1 (the one-token tile's whole form measured slower: Llama-8B
-/// gate_up 21.1 vs 19.1 us, Llama-70B qkv / down / gate_up forced whole 1.01-1.08x; its split form
-/// stays, the 8-token split tile measuring 1.02-1.13x slower; bench/NOTES.md session 19). Where
+/// bulk: the tile width for whole tiles at 1-8 tokens (None: not such a plan), which run the
+/// 8-token tile also at M = 1 (the one-token tile's whole form measured slower: Llama-8B gate_up
+/// 21.1 vs 19.1 us in 128-feature tiles, Llama-70B qkv / down / gate_up forced whole 1.01-1.08x;
+/// in symmetric 32-feature tiles Llama-8B qkv 6.60 vs 6.00, Llama-70B o 12.5 vs 11.8, Qwen2-1.5B
+/// gate_up 7.07 vs 6.69-6.97, with zero points 1.02-1.06x slower, so not there; its split form
+/// stays, the 8-token split tiles measuring 0.99-1.13x of it; bench/NOTES.md session 19). Where
 /// the 128-feature tiles outnumber the SMs but 112-feature tiles (seven stripes) still fit the
 /// resident slots, 112 features: two CTAs on nearly every SM instead of 256 features on some and
 /// 128 on the rest, the busiest SM's work 12.5 % lower with no stream-K fix-up (Llama-8B gate_up,
@@ -349,8 +351,12 @@ pub fn bulk_tile_features(p: &Problem, sms: i64) -> u32 {
 /// = 4-8; results/2026-12-01-lab-bulk-n112-*.json). The 112-feature variants are symmetric with
 /// groups >= 64 only (zero-point rows are copied in 32-feature pieces): other frames keep 128.
 pub fn bulk_whole_tile(p: &Problem, sms: i64, tn: u32, split: bool) -> Option<u32> {
-    if split || tn != 128 || p.m > 8 {
+    if split || p.m > 8 {
         return None;
+    }
+    if tn != 128 {
+        // 32-feature tiles with zero points: the 8-token tile measured 1.02-1.06x slower at M = 1
+        return if p.meta.has_zeros { None } else { Some(tn) };
     }
     let slots = sms * BULK_CTAS_PER_SM;
     let narrow = BULK_BALANCED_TN as i64;
@@ -706,10 +712,11 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
         if let Some((_, t)) = bulk.clone().filter(|(_, v)| v.tn == tn).min_by_key(|(_, v)| (v.tm, v.pre)) {
             let split = bulk_split(p, sms, t.tm, t.tn, t.pre).unit > 0;
             let pick = |tm: u32, tn: u32| bulk.clone().find(|(_, v)| v.tm == tm && v.tn == tn && v.pre == t.pre && v.split == split);
-            // whole 128-feature tiles at 1-8 tokens: the 8-token tile (bulk_whole_tile), in its
-            // 112-feature form where that has a variant for this frame (symmetric, groups >= 64)
+            // whole tiles at 1-8 tokens: the 8-token tile (bulk_whole_tile), 112 features wide
+            // where it says and this frame has that variant (symmetric, groups >= 64), else as
+            // wide as planned where the frame has an 8-token tile of that width
             let whole8 = bulk_whole_tile(p, sms, t.tn, split);
-            let best = whole8.and_then(|w| pick(8, w).or_else(|| pick(8, 128))).or_else(|| pick(t.tm, t.tn));
+            let best = whole8.and_then(|w| pick(8, w).or_else(|| pick(8, t.tn))).or_else(|| pick(t.tm, t.tn));
             if let Some((i, _)) = best {
                 return Some(i);
             }

@@ -72,8 +72,8 @@ pub struct Variant {
     /// the first ring (up to p stages) before pdl_wait, their x boxes after it; the planner takes
     /// it for short parts ([`crate::plan::bwg_ring_first`]).
     pub ring_first: bool,
-    /// bwg (split = 3): the 32-token split tile built for stream-K, planned where its tiles fall
-    /// unevenly on the SMs ([`crate::plan::bwg_split`]); the even-split tile keeps its own code.
+    /// bwg (split = 3): the 32/64-token split tiles built for stream-K, planned where their tiles
+    /// fall unevenly on the SMs ([`crate::plan::bwg_split`]); the even-split tiles keep their own code.
     pub stream_k: bool,
     /// dec, bulk: scale before the MMA (serves group 32); false = scale the fp32 group sums after it.
     pub pre: bool,

@@ -128,9 +128,14 @@ __host__ __device__ constexpr int x_pitch() { return chunks_per_stage<TM, TN, kP
 // one (a stage starts on a 64 boundary).
 template <int TM, int TN, bool kPre>
 __host__ __device__ constexpr int scale_rows() { return (kPre ? 2 : 1) * chunks_per_stage<TM, TN, kPre>(); }
+// A stage's zero-point row: the tile's TN / 2 bytes, copied in 16-byte pieces; with an odd stripe
+// count (the seven-stripe tile) from the 16-byte boundary at or before the tile's first stripe,
+// eight stripes (the tile's and one neighbour), so the row holds TN / 2 + 8 bytes.
+template <int TN>
+__host__ __device__ constexpr int z_row_bytes() { return (TN / 16) % 2 == 0 ? TN / 2 : TN / 2 + 8; }
 template <int TM, int TN, bool kZeros, bool kPre>
 __host__ __device__ constexpr int stage_bytes() {
-  return w_bytes<TM, TN, kPre>() + TM * x_pitch<TM, TN, kPre>() + scale_rows<TM, TN, kPre>() * (TN * 2 + (kZeros ? TN / 2 : 0));
+  return w_bytes<TM, TN, kPre>() + TM * x_pitch<TM, TN, kPre>() + scale_rows<TM, TN, kPre>() * (TN * 2 + (kZeros ? z_row_bytes<TN>() : 0));
 }
 
 }  // namespace bulk
@@ -175,7 +180,12 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
   // Post-scale on raw weights corrected by activation sums (below): one token, or 8 in a narrow tile.
   constexpr bool kRaw = !kPre && (TM == 1 || (MT == 1 && NSW > 1));
   static_assert((TM == 1 || TM == 8 || TM == 16) && NB * NSW == NS && NB * PH == WC && P >= 2, "bad bulk tile");
-  static_assert(!kZeros || NS % 2 == 0, "bulk: zero-point rows are copied in 16-byte (32-feature) pieces");
+  // Zero-point rows travel in 16-byte pieces (32 features): an odd stripe count copies from the
+  // piece boundary before an odd tile's first stripe (zoff below; z_row_bytes). An even tile then
+  // reads one stripe past its end, inside the row but for the last tile, which is odd: N is a
+  // multiple of 64 (src/frame, FrameMeta), so N / 112 is a multiple of 4.
+  constexpr int kZR = z_row_bytes<TN>();
+  static_assert(!kZeros || NS % 2 == 0 || kZR == NS * 8 + 8, "bulk: zero-point row pitch");
   constexpr int kW = w_bytes<TM, TN, kPre>();
   constexpr int kXP = x_pitch<TM, TN, kPre>();
   constexpr int kS = scale_rows<TM, TN, kPre>() * TN * 2;
@@ -275,9 +285,9 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
 #if defined(MATE_BULK_NOCOPY)  // (lab switches, wrong results: nothing staged, the consumers alone)
         const uint32_t bytes = 0;
 #elif defined(MATE_BULK_NOX)  // (x rows never staged, consumers read stale x)
-        const uint32_t bytes = NS * nch * 512 + srows * TN * 2 + (kZeros ? srows * (TN / 2) : 0);
+        const uint32_t bytes = NS * nch * 512 + srows * TN * 2 + (kZeros ? srows * kZR : 0);
 #else
-        const uint32_t bytes = NS * nch * 512 + M * nch * 128 + srows * TN * 2 + (kZeros ? srows * (TN / 2) : 0);
+        const uint32_t bytes = NS * nch * 512 + M * nch * 128 + srows * TN * 2 + (kZeros ? srows * kZR : 0);
 #endif
 #ifdef MATE_BULK_TRACE
         if (lane == 0 && ring < 64) MATE_BULK_TRACE_AT(4 + ring, bulk_now());
@@ -308,8 +318,8 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
             bulk_copy(st + kW + TM * kXP + r * (TN * 2), sc + static_cast<int64_t>(g0 + r) * N + stripe0 * 16, TN * 2, full, keep);
           } else {
             const int r = i - NS - M - srows;
-            bulk_copy(st + kW + TM * kXP + kS + r * (TN / 2), p.zeros + static_cast<int64_t>(g0 + r) * (N >> 3) + stripe0 * 2, TN / 2, full,
-                      keep);
+            bulk_copy(st + kW + TM * kXP + kS + r * kZR, p.zeros + static_cast<int64_t>(g0 + r) * (N >> 3) + (NS % 2 ? stripe0 & ~1 : stripe0) * 2,
+                      kZR, full, keep);
           }
         }
         if (!waited) {
@@ -330,6 +340,7 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
   for (int item = 0; item < items; ++item) {
     const Item wk = item_of(item);
     const int tile = wk.tile, stripe0 = wk.stripe0;
+    const int zoff = NS % 2 ? (stripe0 & 1) * 8 : 0;  // the tile's first stripe in its zero-point row
     float acc[MT][NSW][4];
     zero_frags(acc);
 
@@ -407,7 +418,7 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
 #pragma unroll
           for (int s = 0; s < NSW; ++s) {
             unsigned short h0, h1;
-            load_group_at(sa0 + srow * (TN * 2) + s * 32, st + kW + TM * kXP + kS + srow * (TN / 2) + ((warp % NB) * NSW + s) * 8, h0, h1,
+            load_group_at(sa0 + srow * (TN * 2) + s * 32, st + kW + TM * kXP + kS + srow * kZR + zoff + ((warp % NB) * NSW + s) * 8, h0, h1,
                           z0[s], z1[s]);
             f0[s] = Num<T>::to_f(*reinterpret_cast<const T*>(&h0));
             f1[s] = Num<T>::to_f(*reinterpret_cast<const T*>(&h1));
@@ -514,7 +525,7 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
                        : "r"(st + sg * (CH * 512) + j * 512 + lane * 16));
           unsigned short s0, s1;
           int z0, z1;
-          load_group_at(st + kW + TM * kXP + srow * (TN * 2) + (sg * 16 + g) * 2, st + kW + TM * kXP + kS + srow * (TN / 2) + sg * 8, s0, s1,
+          load_group_at(st + kW + TM * kXP + srow * (TN * 2) + (sg * 16 + g) * 2, st + kW + TM * kXP + kS + srow * kZR + zoff + sg * 8, s0, s1,
                         z0, z1);
           const uint32_t words[4] = {w.x, w.y, w.z, w.w};
           if constexpr (kPre) {

@@ -618,7 +618,7 @@ fn bulk_routing_is_pinned() {
         (1, 4096, 28672, 128, false, DType::F16, (8, 112, false)), // Llama-8B gate_up: 256 tiles on 264 slots
         (8, 4096, 28672, -1, false, DType::BF16, (8, 112, false)),
         (4, 1536, 17920, 64, false, DType::F16, (8, 112, false)), // Qwen2-1.5B gate_up: 160 tiles
-        (1, 4096, 28672, 128, true, DType::F16, (8, 128, false)), // zero points: no 112-feature variant
+        (1, 4096, 28672, 128, true, DType::F16, (8, 112, false)), // zero points too (an even tile count)
         (1, 2048, 28672, 32, false, DType::BF16, (8, 128, false)), // group 32 (pre-scaled): none either
         (1, 4096, 28672, 32, false, DType::BF16, (1, 128, true)), // (its 4-chunk stages: 16 a tile, stream-K)
         (1, 4096, 25600, 128, false, DType::F16, (8, 128, false)), // 200 whole tiles; N % 112 != 0
@@ -638,6 +638,9 @@ fn bulk_routing_is_pinned() {
     assert_eq!(bulk_whole_tile(&problem(1, 4096, 6144, 128, true, DType::F16), 132, 32, false), None); // with zero points: not there
     let v = &VARIANTS[plan(&problem(1, 4096, 6144, 128, true, DType::BF16), &caps).unwrap().variant];
     assert_eq!((v.family, v.tm, v.tn, v.split), (Family::Bulk, 1, 32, false));
+    // a seven-stripe tile with zero points relies on its last tile being odd (kernels/bulk.cuh
+    // z_row_bytes): frames hold N % 64 == 0, so a count of 112-feature tiles is a multiple of 4
+    assert!(FrameMeta::new(4096, 336, 128, true, false).is_err());
     // group 32 at M = 1 in whole 32-feature tiles: no pre-scaled 8-token 32-feature tile, the one-token one
     let v = &VARIANTS[plan(&problem(1, 4096, 6144, 32, false, DType::F16), &caps).unwrap().variant];
     assert_eq!((v.family, v.tm, v.tn, v.split, v.pre), (Family::Bulk, 1, 32, false, true));

@@ -348,8 +348,8 @@ pub fn bulk_tile_features(p: &Problem, sms: i64) -> u32 {
 /// resident slots, 112 features: two CTAs on nearly every SM instead of 256 features on some and
 /// 128 on the rest, the busiest SM's work 12.5 % lower with no stream-K fix-up (Llama-8B gate_up,
 /// 256 tiles: 0.85 / 0.89 / 0.92x at M = 1 / 4 / 8; Qwen2-1.5B gate_up, 160 tiles: 0.97-1.0x at M
-/// = 4-8; results/2026-12-01-lab-bulk-n112-*.json). The 112-feature variants are symmetric with
-/// groups >= 64 only (zero-point rows are copied in 32-feature pieces): other frames keep 128.
+/// = 4-8; results/2026-12-01-lab-bulk-n112-*.json). The 112-feature variants are post-scale
+/// (groups >= 64): group 32 keeps 128.
 pub fn bulk_whole_tile(p: &Problem, sms: i64, tn: u32, split: bool) -> Option<u32> {
     if split || p.m > 8 {
         return None;

@@ -106,7 +106,7 @@ impl Variant {
                 let scale_rows = if self.pre { 2 * ch } else { ch };
                 let stage = (self.tn / 16) * ch * 512
                     + self.tm * (ch * 128 + 16)
-                    + scale_rows * (self.tn * 2 + if self.zeros { self.tn / 2 } else { 0 });
+                    + scale_rows * (self.tn * 2 + if self.zeros { bulk_z_row_bytes(self.tn) } else { 0 });
                 let ns = self.tn / 16;
                 let phases = (self.wk - 1) / (ns / self.bulk_stripes_per_warp());
                 self.p * (stage + 16) + phases.saturating_sub(1).max(1) * ns * self.tm.div_ceil(8) * 512
@@ -154,6 +154,16 @@ pub fn bulk_chunks_per_stage(_tm: u32, tn: u32, pre: bool) -> u32 {
         4
     } else {
         8
+    }
+}
+
+/// bulk: bytes of a stage's zero-point row for a tile of `tn` features (kernels/bulk.cuh
+/// z_row_bytes(): an odd stripe count copies one neighbouring stripe, the 16-byte pieces' cover).
+pub fn bulk_z_row_bytes(tn: u32) -> u32 {
+    if (tn / 16) % 2 == 0 {
+        tn / 2
+    } else {
+        tn / 2 + 8
     }
 }
 

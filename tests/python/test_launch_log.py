@@ -72,8 +72,8 @@ def test_tiles_between_sms_and_slots_take_stream_k(M):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("M,dtype", [(1, torch.float16), (5, torch.bfloat16)])
-def test_whole_tiles_between_sms_and_slots_take_112_features(M, dtype):
+@pytest.mark.parametrize("M,dtype,sym", [(1, torch.float16, True), (5, torch.bfloat16, True), (3, torch.float16, False)])
+def test_whole_tiles_between_sms_and_slots_take_112_features(M, dtype, sym):
     """1-8 tokens where whole 128-feature tiles outnumber the SMs (the stream-K test declines: a
     K of two stages) and 112-feature tiles fit the slots: the routed plan is the 8-token tile, 112
     features wide, one tile a CTA (src/plan/mod.rs bulk_whole_tile), right against float64 with
@@ -84,7 +84,7 @@ def test_whole_tiles_between_sms_and_slots_take_112_features(M, dtype):
     # 2 x SMs 112-feature tiles, 1.75 x SMs 128-feature ones of 4 stages (stream-K would save none);
     # >= 2^25 weights, so one token takes 128-feature tiles at all (bulk_tile_features)
     K, N = 2048, 112 * 2 * sms
-    ck = random_gptq(K, N, 128, True, dtype, "cuda")
+    ck = random_gptq(K, N, 128, sym, dtype, "cuda")  # zero points: every tile's own (odd and even tiles)
     fr = frame_from_gptq_v2(ck)
     x = torch.randn(M, K, device="cuda").to(dtype)
     bias = torch.randn(N, device="cuda").to(dtype)

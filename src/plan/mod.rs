@@ -713,7 +713,7 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
             let split = bulk_split(p, sms, t.tm, t.tn, t.pre).unit > 0;
             let pick = |tm: u32, tn: u32| bulk.clone().find(|(_, v)| v.tm == tm && v.tn == tn && v.pre == t.pre && v.split == split);
             // whole tiles at 1-8 tokens: the 8-token tile (bulk_whole_tile), 112 features wide
-            // where it says and this frame has that variant (symmetric, groups >= 64), else as
+            // where it says and this frame has that variant (post-scale: groups >= 64), else as
             // wide as planned where the frame has an 8-token tile of that width
             let whole8 = bulk_whole_tile(p, sms, t.tn, split);
             let best = whole8.and_then(|w| pick(8, w).or_else(|| pick(8, t.tn))).or_else(|| pick(t.tm, t.tn));

@@ -140,8 +140,10 @@ __host__ __device__ constexpr int stage_bytes() {
 
 }  // namespace bulk
 
-template <int TM>
-constexpr int bulk_min_blocks = 2;
+// Two CTAs an SM (the planner's slots), but the 160-feature tiles: one (planned where their tiles
+// fit one round of the SMs; src/plan/variants.rs Variant::ctas_per_sm mirrors this).
+template <int TM, int TN>
+constexpr int bulk_min_blocks = TN > 128 ? 1 : 2;
 
 // Lab timeline (bench/lab/bulk_trace.py; compiled out of the library): per CTA, in p.perm's place,
 // [0] SM id, [1] start, [2] end, then per ring stage r < 64 the producer's issue, warp 0's full
@@ -185,7 +187,6 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
   // reads one stripe past its end, inside the row but for the last tile, which is odd: N is a
   // multiple of 64 (src/frame, FrameMeta), so N / 112 is a multiple of 4.
   constexpr int kZR = z_row_bytes<TN>();
-  static_assert(!kZeros || NS % 2 == 0 || kZR == NS * 8 + 8, "bulk: zero-point row pitch");
   constexpr int kW = w_bytes<TM, TN, kPre>();
   constexpr int kXP = x_pitch<TM, TN, kPre>();
   constexpr int kS = scale_rows<TM, TN, kPre>() * TN * 2;

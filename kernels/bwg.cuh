@@ -166,7 +166,7 @@ __device__ __forceinline__ unsigned long long probe_gtime() {
 
 }  // namespace bwg
 
-template <int TM>
+template <int TM, int TN>
 constexpr int bwg_min_blocks = TM >= 128 ? 1 : 2;
 
 namespace bwg {

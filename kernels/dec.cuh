@@ -190,7 +190,7 @@ __device__ __forceinline__ void add_frags(float (&acc)[MT][NS][4], const float* 
 
 // Resident CTAs per SM the register allocation must allow (more warps hide the MMA and copy
 // latency): three for one token tile; two above, where an 80-register cap spills.
-template <int TM>
+template <int TM, int TN>
 constexpr int dec_min_blocks = TM <= 8 ? 3 : 2;
 
 // Bytes of one ring stage of one warp (dynamic smem = WK * P * this). Mirrored by

@@ -11,7 +11,7 @@
 
 namespace mate {
 
-template <int TM>
+template <int TM, int TN>
 constexpr int dect_min_blocks = 1;
 
 // TM tokens (MT = TM/8 token tiles, M <= TM); TN features (NS = TN/16 stripes, all in each warp);

@@ -38,7 +38,7 @@
 #define MATE_EXTRA_bwg(split) , (split) == 2, (split) == 3
 
 #define MATE_VARIANT(sym, family, dt, zeros, tm, tn, wk, pf, split, pre)                                     \
-  extern "C" __global__ void __launch_bounds__((wk) * 32, mate::family##_min_blocks<tm>)                         \
+  extern "C" __global__ void __launch_bounds__((wk) * 32, mate::family##_min_blocks<tm, tn>)                    \
       sym(MATE_ARGS_##family) {                                                                                 \
     mate::family##_body<MATE_DT_##dt, (zeros) != 0, tm, tn, wk, pf, (split) != 0, (pre) != 0 MATE_EXTRA_##family(split)>( \
         MATE_PASS_##family);                                                                                     \

@@ -36,7 +36,7 @@
 
 namespace mate {
 
-template <int TM>
+template <int TM, int TN>
 constexpr int wg_min_blocks = 1;
 
 // Bytes of one ring stage: the x tile (TM x 128), WK weight blocks (512 each), 2 groups of TN

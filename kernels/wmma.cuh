@@ -10,7 +10,7 @@
 
 namespace mate {
 
-template <int TM>
+template <int TM, int TN>
 constexpr int wmma_min_blocks = 1;
 
 // BM x BN tile, WARPS = 4 warps; the K step is one frame chunk (64). P, kSplit, kPre unused.

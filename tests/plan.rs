@@ -4,7 +4,7 @@
 use mate::call::{Device, Problem};
 use mate::frame::{FrameMeta, GROUP_SIZES};
 use mate::plan::{
-    bulk_split, bulk_tile_features, bulk_whole_tile, bwg_ring_first, bwg_split, gather_programmatic, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, BULK_CTAS_PER_SM, prefer_cta_tiles, prefer_wgmma, Caps, Family, ACT_IN_LOOP_BELOW_WEIGHTS, ACT_IN_LOOP_MAX_M, DEC_MAX_M, VARIANTS,
+    bulk_split, bulk_tile_features, bulk_whole_tile, bulk_whole_tile_tokens, bwg_ring_first, bwg_split, gather_programmatic, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, BULK_CTAS_PER_SM, prefer_cta_tiles, prefer_wgmma, Caps, Family, ACT_IN_LOOP_BELOW_WEIGHTS, ACT_IN_LOOP_MAX_M, DEC_MAX_M, VARIANTS,
 };
 use mate::plan::variants::{bulk_chunks_per_stage, bwg_chunks_per_stage};
 use mate::tensor::DType;
@@ -89,7 +89,11 @@ fn every_envelope_configuration_has_a_variant() {
                                 let tiles = n / v.tn as i64;
                                 let ctas = pl.grid[0] as i64;
                                 let ch = bulk_chunks_per_stage(v.tm, v.tn, v.pre) as i64;
-                                let rule = bulk_split(&p, 132, v.tm, v.tn, v.pre);
+                                // the split is decided on the planned tile (below), whatever width
+                                // whole tiles then take
+                                let tn0 = if m == 1 { bulk_tile_features(&p, 132) } else { 128 };
+                                let tm0 = if m == 1 { 1 } else if m <= 8 { 8 } else { 16 };
+                                let rule = bulk_split(&p, 132, tm0, tn0, v.pre);
                                 assert_eq!(v.split, rule.unit > 0);
                                 assert!(ctas >= 1 && ctas <= 2 * 132);
                                 if v.split {
@@ -101,19 +105,18 @@ fn every_envelope_configuration_has_a_variant() {
                                         assert!(ctas <= tiles * ((k / 64 + ch - 1) / ch), "a stage per CTA");
                                     }
                                 } else {
-                                    assert_eq!(ctas, tiles.min(2 * 132));
+                                    assert_eq!(ctas, tiles.min(v.ctas_per_sm() as i64 * 132));
                                 }
                                 assert_eq!(split, (ctas + tiles - 1) / tiles, "the log's split: CTAs per tile");
                                 // the smallest token tile that holds M: at M = 1 in bulk_tile_features'
-                                // width (pinned below); 128 above; whole 128-feature tiles at 1-8
-                                // tokens: the 8-token tile, bulk_whole_tile's width where this frame
-                                // has a variant of it (pinned below)
-                                let tn0 = if m == 1 { bulk_tile_features(&p, 132) } else { 128 };
-                                let tm0 = if m == 1 { 1 } else if m <= 8 { 8 } else { 16 };
-                                let has = |w: u32| VARIANTS.iter().any(|x| x.family == Family::Bulk && x.tm == 8 && x.tn == w && x.zeros == v.zeros && x.pre == v.pre && x.dtype == v.dtype);
+                                // width (pinned below); 128 above; whole tiles: the 8 / 16-token
+                                // tile, bulk_whole_tile's width where this frame has a variant of it
+                                // (pinned below)
+                                let tmw = bulk_whole_tile_tokens(&p);
+                                let has = |w: u32| VARIANTS.iter().any(|x| x.family == Family::Bulk && x.tm == tmw && x.tn == w && x.zeros == v.zeros && x.pre == v.pre && x.dtype == v.dtype);
                                 let want = match bulk_whole_tile(&p, 132, tn0, v.split) {
-                                    Some(w) if has(w) => (8, w),
-                                    Some(_) if has(tn0) => (8, tn0),
+                                    Some(w) if has(w) => (tmw, w),
+                                    Some(_) if has(tn0) => (tmw, tn0),
                                     _ => (tm0, tn0),
                                 };
                                 assert_eq!((v.tm, v.tn), want, "M={m} K={k} N={n}");
@@ -549,10 +552,10 @@ fn bulk_routing_is_pinned() {
     }
     // M = 2-8: 8-token x 32-feature tiles on layers of 2^23-2^26 weights at M = 2, at M = 3-4
     // where the tiles fit one round of the slots, at M = 5-8 a quarter of it; else 128 features.
-    // (whole 128-feature tiles between the SMs and the slots run 112 features: bulk_whole_tile)
+    // (whole 128-feature tiles between the SMs and the slots run 160 or 112 features: bulk_whole_tile)
     for (m, k, n, tn, tiled) in [(2, 4096, 6144, 32, 32), (4, 4096, 6144, 32, 32), (5, 4096, 6144, 128, 128), (2, 4096, 4096, 32, 32),
                           (4, 8192, 8192, 32, 32), (8, 8192, 8192, 128, 128), (2, 4096, 28672, 128, 112), (2, 8192, 10240, 128, 128),
-                          (2, 1536, 17920, 32, 32), (4, 1536, 17920, 128, 112), (8, 8960, 1536, 32, 32), (2, 14336, 4096, 32, 32)] {
+                          (2, 1536, 17920, 32, 32), (4, 1536, 17920, 128, 160), (8, 8960, 1536, 32, 32), (2, 14336, 4096, 32, 32)] {
         let v = &VARIANTS[plan(&problem(m, k, n, 128, false, DType::F16), &caps).unwrap().variant];
         assert_eq!((v.family, v.tm, v.tn), (Family::Bulk, 8, tiled), "M={m} K={k} N={n}");
         assert_eq!(bulk_tile_features(&problem(m, k, n, 128, false, DType::F16), 132), tn, "M={m} K={k} N={n}");
@@ -610,19 +613,25 @@ fn bulk_routing_is_pinned() {
     assert_eq!(split(8, 4096, 28672, 132, 8, 128), (224, 0));
     assert_eq!(split(16, 8192, 17920, 132, 16, 128), (140, 0));
     assert_eq!(split(1, 8192, 4480, 132, 1, 32), (140, 0));
-    // Whole 128-feature tiles at 1-8 tokens (bulk_whole_tile): the 8-token tile, also at M = 1;
-    // 112 features where the 128-feature tiles outnumber the SMs and the 112-feature ones fit the
-    // slots, in the frames that have such a variant (symmetric, post-scale); not at 16 tokens, not
-    // a split plan (bench/NOTES.md session 19).
+    // Whole 128-feature tiles (bulk_whole_tile): the 8-token tile at 1-8 tokens, also at M = 1, the
+    // 16-token tile above; where the 128-feature tiles outnumber the SMs, 160 features where those
+    // fit one round of the SMs, else 112 where those fit the slots, in the frames that have such a
+    // variant (post-scale); not a split plan (bench/NOTES.md sessions 19-20).
     for (m, k, n, g, zp, dt, want) in [
         (1, 4096, 28672, 128, false, DType::F16, (8, 112, false)), // Llama-8B gate_up: 256 tiles on 264 slots
         (8, 4096, 28672, -1, false, DType::BF16, (8, 112, false)),
-        (4, 1536, 17920, 64, false, DType::F16, (8, 112, false)), // Qwen2-1.5B gate_up: 160 tiles
+        (4, 1536, 17920, 64, false, DType::F16, (8, 160, false)), // Qwen2-1.5B gate_up: 112 tiles of 160
+        (16, 1536, 17920, 128, false, DType::F16, (16, 160, false)),
+        (12, 1536, 17920, -1, true, DType::BF16, (16, 160, false)), // zero points too
+        (4, 8192, 17920, 128, false, DType::F16, (8, 128, true)), // 140 tiles of 16 stages: stream-K
         (1, 4096, 28672, 128, true, DType::F16, (8, 112, false)), // zero points too (an even tile count)
         (1, 2048, 28672, 32, false, DType::BF16, (8, 128, false)), // group 32 (pre-scaled): none either
         (1, 4096, 28672, 32, false, DType::BF16, (1, 128, true)), // (its 4-chunk stages: 16 a tile, stream-K)
         (1, 4096, 25600, 128, false, DType::F16, (8, 128, false)), // 200 whole tiles; N % 112 != 0
-        (16, 4096, 28672, 128, false, DType::F16, (16, 128, false)), // 16 tokens: not this rule
+        (16, 4096, 28672, 128, false, DType::F16, (16, 112, false)), // 16 tokens too
+        (9, 4096, 28672, 128, true, DType::BF16, (16, 112, false)),
+        (12, 2048, 29568, 128, true, DType::BF16, (16, 112, false)), // tests/python/test_launch_log.py's
+        (4, 1536, 21120, 128, false, DType::F16, (8, 160, false)),  // shapes
         (1, 8192, 57344, 128, false, DType::F16, (1, 128, true)), // Llama-70B gate_up: stream-K
         (1, 8192, 28672, 128, false, DType::F16, (1, 128, true)), // 224 tiles of 16 stages: stream-K
     ] {
@@ -633,6 +642,16 @@ fn bulk_routing_is_pinned() {
     assert_eq!(bulk_whole_tile(&problem(1, 4096, 28672, 128, false, DType::F16), 132, 128, false), Some(112));
     assert_eq!(bulk_whole_tile(&problem(1, 4096, 28672, 128, false, DType::F16), 120, 128, false), Some(128)); // 256 > 240 slots
     assert_eq!(bulk_whole_tile(&problem(1, 4096, 28672, 128, false, DType::F16), 132, 128, true), None);
+    assert_eq!(bulk_whole_tile(&problem(4, 1536, 17920, 128, false, DType::F16), 132, 128, false), Some(160));
+    assert_eq!(bulk_whole_tile(&problem(4, 1536, 17920, 128, false, DType::F16), 100, 128, false), Some(112)); // 112 > 100 SMs
+    assert_eq!(bulk_whole_tile(&problem(4, 1536, 17920, 128, false, DType::F16), 140, 128, false), Some(128)); // 140 tiles: one an SM
+    assert_eq!(bulk_whole_tile_tokens(&problem(8, 1536, 17920, 128, false, DType::F16)), 8);
+    assert_eq!(bulk_whole_tile_tokens(&problem(9, 1536, 17920, 128, false, DType::F16)), 16);
+    // group 32 (pre-scaled): no 112 / 160-feature tile
+    for m in [4, 16] {
+        let v = &VARIANTS[plan(&problem(m, 1536, 17920, 32, false, DType::F16), &caps).unwrap().variant];
+        assert!(v.family == Family::Bulk && v.tn == 128 && v.pre, "M={m} group 32: {}", v.symbol);
+    }
     assert_eq!(bulk_whole_tile(&problem(1, 4096, 14336, 128, false, DType::F16), 132, 128, false), Some(128)); // 112 tiles: one an SM
     assert_eq!(bulk_whole_tile(&problem(1, 4096, 6144, 128, false, DType::F16), 132, 32, false), Some(32)); // 32-feature tiles keep their width
     assert_eq!(bulk_whole_tile(&problem(1, 4096, 6144, 128, true, DType::F16), 132, 32, false), None); // with zero points: not there
@@ -648,13 +667,13 @@ fn bulk_routing_is_pinned() {
 
 #[test]
 fn bulk_variants_fit_their_ctas_per_sm() {
-    // kernels/bulk.cuh and bwg.cuh are built for BULK_CTAS_PER_SM resident CTAs (bulk_min_blocks,
+    // kernels/bulk.cuh and bwg.cuh are built for Variant::ctas_per_sm resident CTAs (bulk_min_blocks,
     // bwg_min_blocks) and the planner sizes their persistent grids for them: each variant's shared
     // memory must allow it on the H200 (228 KB per SM, 1 KB reserved per CTA, at most 128 bytes of
     // static shared memory (ptxas -v)).
     for v in VARIANTS.iter().filter(|v| matches!(v.family, Family::Bulk | Family::Bwg)) {
         let per_cta = v.dynamic_smem() as i64 + 1024 + 128;
-        let ctas = if v.family == Family::Bulk { BULK_CTAS_PER_SM } else { v.ctas_per_sm() as i64 };
+        let ctas = v.ctas_per_sm() as i64;
         assert!(per_cta * ctas <= 228 * 1024, "{}: {} bytes per CTA", v.symbol, per_cta);
         assert!(v.dynamic_smem() <= 227 * 1024, "{}: over the per-CTA limit", v.symbol);
     }

@@ -16,7 +16,7 @@ for arg in sys.argv[1:]:  # one sanitizer start for several variants
     K = int(rest[0]) if rest else 4096
     sms = int(rest[1]) if len(rest) > 1 else None  # SYMBOL@K@SMS: the plan for that SM count
     dt = torch.bfloat16 if "_bf16_" in sym else torch.float16
-    ck = random_gptq(K, 448 if "_n112_" in sym else 128, 128 if K % 128 == 0 else 64, "_sym_" in sym, dt, "cuda")
+    ck = random_gptq(K, 448 if "_n112_" in sym else 640 if "_n160_" in sym else 128, 128 if K % 128 == 0 else 64, "_sym_" in sym, dt, "cuda")
     fr = frame_from_gptq_v2(ck)
     tm = int(sym.split("_m")[1].split("_")[0])  # the variant's token tile
     x = torch.randn(min(16, tm), K, device="cuda").to(dt)

@@ -338,34 +338,54 @@ pub fn bulk_tile_features(p: &Problem, sms: i64) -> u32 {
     }
 }
 
-/// bulk: the tile width for whole tiles at 1-8 tokens (None: not such a plan), which run the
-/// 8-token tile also at M = 1 (the one-token tile's whole form measured slower: Llama-8B gate_up
+/// bulk: the tile width for whole tiles (None: not such a plan). At 1-8 tokens they run the
+/// 8-token tile, also at M = 1 (the one-token tile's whole form measured slower: Llama-8B gate_up
 /// 21.1 vs 19.1 us in 128-feature tiles, Llama-70B qkv / down / gate_up forced whole 1.01-1.08x;
 /// in symmetric 32-feature tiles Llama-8B qkv 6.60 vs 6.00, Llama-70B o 12.5 vs 11.8, Qwen2-1.5B
 /// gate_up 7.07 vs 6.69-6.97, with zero points 1.02-1.06x slower, so not there; its split form
-/// stays, the 8-token split tiles measuring 0.99-1.13x of it; bench/NOTES.md session 19). Where
-/// the 128-feature tiles outnumber the SMs but 112-feature tiles (seven stripes) still fit the
-/// resident slots, 112 features: two CTAs on nearly every SM instead of 256 features on some and
-/// 128 on the rest, the busiest SM's work 12.5 % lower with no stream-K fix-up (Llama-8B gate_up,
-/// 256 tiles: 0.85 / 0.89 / 0.92x at M = 1 / 4 / 8; Qwen2-1.5B gate_up, 160 tiles: 0.97-1.0x at M
-/// = 4-8; results/2026-12-01-lab-bulk-n112-*.json). The 112-feature variants are post-scale
-/// (groups >= 64): group 32 keeps 128.
+/// stays, the 8-token split tiles measuring 0.99-1.13x of it; bench/NOTES.md session 19); at 9-16
+/// tokens the 16-token tile. Where the 128-feature tiles outnumber the SMs (two CTAs on some,
+/// one on the rest, and an SM running two takes up to 1.6x as long: bench/NOTES.md session 18), a
+/// width that balances them, where the frame has it (post-scale, groups >= 64):
+/// - 160 features (ten stripes, one CTA an SM) where those tiles fit one round of the SMs
+///   (Qwen2-1.5B gate_up, 112 tiles: 0.80-0.87x at M = 4-8, 0.81-0.83x at M = 9-16, tied at
+///   M = 1 with its 32-feature plan; results/2026-12-01-lab-bulk-n160.json);
+/// - else 112 features (seven stripes) where those fit the resident slots: two CTAs on nearly
+///   every SM instead of 256 features on some and 128 on the rest, with no stream-K fix-up
+///   (Llama-8B gate_up, 256 tiles: 0.85 / 0.89 / 0.92x at M = 1 / 4 / 8, 0.97x at M = 12-16;
+///   Qwen2-1.5B gate_up, 160 tiles: 0.97-1.0x at M = 4-8; results/2026-12-01-lab-bulk-n112-*.json).
 pub fn bulk_whole_tile(p: &Problem, sms: i64, tn: u32, split: bool) -> Option<u32> {
-    if split || p.m > 8 {
+    if split {
         return None;
     }
     if tn != 128 {
-        // 32-feature tiles with zero points: the 8-token tile measured 1.02-1.06x slower at M = 1
+        // 32-feature tiles (1-8 tokens) with zero points: the 8-token tile measured 1.02-1.06x
+        // slower at M = 1
         return if p.meta.has_zeros { None } else { Some(tn) };
     }
-    let slots = sms * BULK_CTAS_PER_SM;
-    let narrow = BULK_BALANCED_TN as i64;
-    let balanced = p.n() % narrow == 0 && p.n() / 128 > sms && p.n() / narrow <= slots;
-    Some(if balanced { BULK_BALANCED_TN } else { 128 })
+    let between = p.n() / 128 > sms;
+    let fits = |w: u32, per_sm: i64| p.n() % w as i64 == 0 && p.n() / w as i64 <= sms * per_sm;
+    Some(if between && fits(BULK_ONE_ROUND_TN, 1) {
+        BULK_ONE_ROUND_TN
+    } else if between && fits(BULK_BALANCED_TN, BULK_CTAS_PER_SM) {
+        BULK_BALANCED_TN
+    } else {
+        128
+    })
 }
 
-/// bulk: the seven-stripe tile width of [`bulk_whole_tile`].
+/// bulk: the ten-stripe (one CTA an SM) and seven-stripe tile widths of [`bulk_whole_tile`].
+pub const BULK_ONE_ROUND_TN: u32 = 160;
 pub const BULK_BALANCED_TN: u32 = 112;
+
+/// bulk: the token tile of whole tiles ([`bulk_whole_tile`]): 8 tokens at M <= 8, else 16.
+pub fn bulk_whole_tile_tokens(p: &Problem) -> u32 {
+    if p.m <= 8 {
+        8
+    } else {
+        16
+    }
+}
 
 /// bulk: how a plan shares the K ranges of its tiles between the CTAs of the persistent grid
 /// (kernels/split.cuh stream-K; the kernel's ranges follow from the grid and the unit).
@@ -579,8 +599,9 @@ fn persistent_ctas(tiles: i64, split: i64, sms: i64, per_sm: i64) -> i64 {
     (tiles * split).min(sms * per_sm).max(1)
 }
 
-/// bulk: resident CTAs per SM the kernels are built for (kernels/bulk.cuh bulk_min_blocks; every
-/// bulk variant's shared memory allows it: tests/plan.rs).
+/// bulk: resident CTAs per SM the kernels are built for but the 160-feature tiles' one
+/// (kernels/bulk.cuh bulk_min_blocks, Variant::ctas_per_sm; every bulk variant's shared memory
+/// allows its count: tests/plan.rs).
 pub const BULK_CTAS_PER_SM: i64 = 2;
 
 /// Largest M the decode families keep on Hopper whatever the shape.
@@ -712,11 +733,12 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
         if let Some((_, t)) = bulk.clone().filter(|(_, v)| v.tn == tn).min_by_key(|(_, v)| (v.tm, v.pre)) {
             let split = bulk_split(p, sms, t.tm, t.tn, t.pre).unit > 0;
             let pick = |tm: u32, tn: u32| bulk.clone().find(|(_, v)| v.tm == tm && v.tn == tn && v.pre == t.pre && v.split == split);
-            // whole tiles at 1-8 tokens: the 8-token tile (bulk_whole_tile), 112 features wide
-            // where it says and this frame has that variant (post-scale: groups >= 64), else as
-            // wide as planned where the frame has an 8-token tile of that width
-            let whole8 = bulk_whole_tile(p, sms, t.tn, split);
-            let best = whole8.and_then(|w| pick(8, w).or_else(|| pick(8, t.tn))).or_else(|| pick(t.tm, t.tn));
+            // whole tiles: the 8 / 16-token tile (bulk_whole_tile_tokens) in bulk_whole_tile's
+            // width where this frame has that variant (post-scale: groups >= 64), else as wide
+            // as planned where the frame has that token tile of that width
+            let tm = bulk_whole_tile_tokens(p);
+            let whole = bulk_whole_tile(p, sms, t.tn, split);
+            let best = whole.and_then(|w| pick(tm, w).or_else(|| pick(tm, t.tn))).or_else(|| pick(t.tm, t.tn));
             if let Some((i, _)) = best {
                 return Some(i);
             }

@@ -155,9 +155,9 @@ def test_every_variant_forced(sym, forced):
     sym_cfg = "_sym" in sym
     forced(sym)
     persistent = "_bulk_" in sym or "_bwg_" in sym  # no act order; tiles of 32 or 128 features
-    # the persistent families need N % 128 == 0 (the seven-stripe bulk tile N % 112 == 0); the
-    # other families get N = 320
-    n1, n2 = (448, 1792) if "_n112_" in sym else (384 if persistent else 320, 2048)
+    # the persistent families need N % 128 == 0 (bulk's seven- and ten-stripe tiles N % 112 / 160
+    # == 0); the other families get N = 320
+    n1, n2 = (448, 1792) if "_n112_" in sym else (640, 2560) if "_n160_" in sym else (384 if persistent else 320, 2048)
     for (K, N), g, act in (((384, n1), 64, not persistent), ((1536, n2), 128, False)):
         for M in _m_values(sym):
             ck = random_gptq(K, N, g, sym_cfg, dtype, "cuda", desc_act=act)

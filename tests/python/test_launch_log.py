@@ -72,12 +72,13 @@ def test_tiles_between_sms_and_slots_take_stream_k(M):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("M,dtype,sym", [(1, torch.float16, True), (5, torch.bfloat16, True), (3, torch.float16, False)])
+@pytest.mark.parametrize("M,dtype,sym", [(1, torch.float16, True), (5, torch.bfloat16, True), (3, torch.float16, False), (12, torch.bfloat16, False)])
 def test_whole_tiles_between_sms_and_slots_take_112_features(M, dtype, sym):
-    """1-8 tokens where whole 128-feature tiles outnumber the SMs (the stream-K test declines: a
-    K of two stages) and 112-feature tiles fit the slots: the routed plan is the 8-token tile, 112
-    features wide, one tile a CTA (src/plan/mod.rs bulk_whole_tile), right against float64 with
-    a bias and bitwise the same on a rerun."""
+    """1-16 tokens where whole 128-feature tiles outnumber the SMs (the stream-K test declines: a
+    K of two stages) and 112-feature tiles fit the slots (160-feature ones would not fit one round
+    of the SMs): the routed plan is the 8 / 16-token tile, 112 features wide, one tile a CTA
+    (src/plan/mod.rs bulk_whole_tile), right against float64 with a bias and bitwise the same on
+    a rerun."""
     from checkpoints import BOUND, errors, reference
 
     sms = torch.cuda.get_device_properties(0).multi_processor_count
@@ -89,7 +90,36 @@ def test_whole_tiles_between_sms_and_slots_take_112_features(M, dtype, sym):
     x = torch.randn(M, K, device="cuda").to(dtype)
     bias = torch.randn(N, device="cuda").to(dtype)
     (rec,) = records(lambda: run_out(x, fr, bias))
-    assert rec["kernel"].endswith("_m8_n112_whole") and rec["grid"] == f"{2 * sms},1,1", rec
+    tm = 8 if M <= 8 else 16
+    assert rec["kernel"].endswith(f"_m{tm}_n112_whole") and rec["grid"] == f"{2 * sms},1,1", rec
+    a, b = run_out(x, fr, bias), run_out(x, fr, bias)
+    total, worst = errors(a, reference(ck, x, bias))
+    assert total <= BOUND[dtype] and worst <= 5 * BOUND[dtype], (total, worst)
+    assert torch.equal(a, b)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("M,dtype,sym", [(4, torch.float16, True), (12, torch.bfloat16, False), (16, torch.float16, True)])
+def test_whole_tiles_that_fit_one_round_of_160_features_take_it(M, dtype, sym):
+    """2-16 tokens where whole 128-feature tiles outnumber the SMs and 160-feature tiles fit one
+    round of them (Qwen2-1.5B gate_up's case): the routed plan is the 8 / 16-token tile, 160
+    features wide, one CTA an SM (src/plan/mod.rs bulk_whole_tile), right against float64 with a
+    bias and bitwise the same on a rerun."""
+    from checkpoints import BOUND, errors, reference
+
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    # one 160-feature tile per SM (an even count: N % 64 == 0), 1.25 x as many 128-feature tiles
+    # of 3 stages (whole: stream-K would save one); > 2^24 weights, so 2-16 tokens take bulk's
+    # 128-feature tiles (prefer_bulk)
+    tiles = sms - sms % 2
+    K, N = 1536, 160 * tiles
+    ck = random_gptq(K, N, 128, sym, dtype, "cuda")
+    fr = frame_from_gptq_v2(ck)
+    x = torch.randn(M, K, device="cuda").to(dtype)
+    bias = torch.randn(N, device="cuda").to(dtype)
+    (rec,) = records(lambda: run_out(x, fr, bias))
+    tm = 8 if M <= 8 else 16
+    assert rec["kernel"].endswith(f"_m{tm}_n160_whole") and rec["grid"] == f"{tiles},1,1", rec
     a, b = run_out(x, fr, bias), run_out(x, fr, bias)
     total, worst = errors(a, reference(ck, x, bias))
     assert total <= BOUND[dtype] and worst <= 5 * BOUND[dtype], (total, worst)

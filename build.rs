@@ -73,16 +73,18 @@ fn generate_variants(out_dir: &Path) {
         let flag = |i: usize, name: &str| match f[i] {
             "0" => "false",
             "1" => "true",
-            other => panic!("kernels/variants.def: {name} must be 0 or 1 (split: 2 or 3 for bwg), got `{other}`"),
+            other => panic!("kernels/variants.def: {name} must be 0 or 1 (split: 2-5 for bwg), got `{other}`"),
         };
-        // split 2 / 3 (bwg only): split, the first ring's weights before pdl_wait / by stream-K
-        let (ring_first, stream_k) = (f[8] == "2", f[8] == "3");
-        assert!(!(ring_first || stream_k) || f[1] == "bwg", "kernels/variants.def: split = 2 / 3 is bwg's only, in `{line}`");
-        let (zeros, split, pre) = (flag(3, "zeros"), if ring_first || stream_k { "true" } else { flag(8, "split") }, flag(9, "pre"));
+        // split 2-5 (bwg only): split, with the first ring's weights before pdl_wait (2, 5), by
+        // stream-K (3), the even split's sum sliced over its parts (4, 5)
+        let (ring_first, stream_k, sliced) = (f[8] == "2" || f[8] == "5", f[8] == "3", f[8] == "4" || f[8] == "5");
+        let bwg_only = ring_first || stream_k || sliced;
+        assert!(!bwg_only || f[1] == "bwg", "kernels/variants.def: split = 2-5 is bwg's only, in `{line}`");
+        let (zeros, split, pre) = (flag(3, "zeros"), if bwg_only { "true" } else { flag(8, "split") }, flag(9, "pre"));
         writeln!(
             rs,
             "    Variant {{ symbol: \"{}\", family: {family}, dtype: {dtype}, zeros: {zeros}, \
-             tm: {}, tn: {}, wk: {}, p: {}, split: {split}, ring_first: {ring_first}, stream_k: {stream_k}, pre: {pre} }},",
+             tm: {}, tn: {}, wk: {}, p: {}, split: {split}, ring_first: {ring_first}, stream_k: {stream_k}, sliced: {sliced}, pre: {pre} }},",
             f[0], f[4], f[5], f[6], f[7]
         )
         .unwrap();

@@ -64,6 +64,9 @@ __device__ __forceinline__ uint4 lds128(uint32_t addr) {
   asm volatile("ld.shared.v4.b32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(addr));
   return v;
 }
+__device__ __forceinline__ void sts128(uint32_t addr, const float4& v) {
+  asm volatile("st.shared.v4.f32 [%0], {%1,%2,%3,%4};" ::"r"(addr), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w) : "memory");
+}
 
 // One packed word (frame v2, reordered for wgmma step s) -> the four A registers of that step:
 // a[0] / a[2] rows g, a[1] / a[3] rows g + 8, each the exact q - z (zero constants zl / zh from
@@ -164,6 +167,70 @@ __device__ __forceinline__ unsigned long long probe_gtime() {
 }
 #endif
 
+// The sliced even-split sum of the kSliced variants (bwg_body, after the item loop; one CTA per
+// part, all resident). The last arriver of a ticket reads all S partials through one SM (bound by
+// that SM's L2 bandwidth: with that sum left out, Llama-8B o ran 0.72-0.87x at M = 16-32,
+// Qwen2-1.5B down 0.63-0.74x), but the parts that leave at once free their slots for the next
+// kernel's programmatic start, and a part that waits for the last arrival notices it a poll late.
+// Measured against the ticket (bench/NOTES.md session 21): where a tile's partials pass 128 KB
+// 0.88-0.97x (Qwen2-1.5B down, 17 parts of 8 / 16 KB at M = 9-16 / 17-32, 11 of 16 KB at M =
+// 33-64; Llama-8B down, 8 parts of 32 KB at M = 33-64), at 64-128 KB 1.01-1.11x slower (Llama-8B
+// o / qkv / down, Llama-70B o / down); the last few arrivers sharing the sum were slower still
+// (1.02-1.3x). Part z of S waits for every part's slot (`all`: S slots of TM x TN floats, thread
+// t's float4 q at q * WC * 32 + t), sums its share of the tile's WC x TM / 8 pieces of 512 bytes
+// (piece (w, q): warp w's float4 q, tokens 8q .. 8q + 7 of stripe w) over the S slots in split
+// order (0 + part 0 + ... + part S - 1: the ticket's sums), and stores them (tokens m0 + ...,
+// features n0 + ...) with the bias. A part's rows are loaded at once by all consumer warps (one
+// round trip) and staged in the ring at sbase (the caller checks that they fit). Out of line, so
+// ptxas schedules the item loop nearly as in the variant without it (the 32 / 64-token loops'
+// SASS 99 % the same after register renaming; inlined, 67-85 %).
+template <typename T, int TM, int TN, int WC>
+__device__ __noinline__ void sliced_sum(const float* all_f, int* ctr, int z, int S, int n0, int m0, int M, int N, T* out, const T* bias,
+                                        uint32_t sbase) {
+  constexpr int Q = TM / 8, kPieces = WC * Q, R = 8;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, ci = lane & 3;
+  const float4* const all = reinterpret_cast<const float4*>(all_f);
+  asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");  // this part's slot stored, the ring read
+  if (threadIdx.x == 0) {
+    split_arrive(ctr);
+    split_wait_all(ctr, S);
+  }
+  asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
+  const int p0 = (z * kPieces) / S, np = ((z + 1) * kPieces) / S - p0, F = np * S;
+  for (int f0 = 0; f0 < F; f0 += WC * R) {  // row f: piece p0 + f / S of part f % S
+    float4 v[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const int f = f0 + r * WC + warp, pc = p0 + f / S;
+      if (f < F) v[r] = __ldcg(all + static_cast<int64_t>(f % S) * (TM * TN / 4) + (pc % Q) * (WC * 32) + (pc / Q) * 32 + lane);
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const int f = f0 + r * WC + warp;
+      if (f < F) sts128(sbase + (f * 32 + lane) * 16, v[r]);
+    }
+  }
+  asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
+  if (threadIdx.x == 0) split_leave(ctr, S);
+  for (int i = warp; i < np; i += WC) {
+    const int pc = p0 + i, w = pc / Q, q = pc % Q;
+    float a[4] = {0.f, 0.f, 0.f, 0.f};
+    for (int zz = 0; zz < S; ++zz) {
+      const uint4 u = lds128(sbase + ((i * S + zz) * 32 + lane) * 16);
+      a[0] += __uint_as_float(u.x);
+      a[1] += __uint_as_float(u.y);
+      a[2] += __uint_as_float(u.z);
+      a[3] += __uint_as_float(u.w);
+    }
+    const int n = n0 + w * 16 + g;  // as bwg_body's store_direct, for stripe w's piece q
+    const float b0 = bias != nullptr ? Num<T>::to_f(bias[n]) : 0.f, b1 = bias != nullptr ? Num<T>::to_f(bias[n + 8]) : 0.f;
+#pragma unroll
+    for (int r = 0; r < 4; ++r) {
+      const int tok = m0 + 8 * q + 2 * ci + (r & 1);
+      if (tok < M) out[static_cast<int64_t>(tok) * N + n + ((r >> 1) << 3)] = Num<T>::from_f(a[r] + ((r >> 1) ? b1 : b0));
+    }
+  }
+}
 }  // namespace bwg
 
 template <int TM, int TN>
@@ -186,7 +253,7 @@ constexpr int kConsumerRegs2 = 104, kProducerRegs2 = 32, kProducerRegs2Split = 2
 // item's first ring (up to P stages) before pdl_wait, their x boxes after it (below). kSk (split =
 // 3): the 32/64-token split tile with stream-K (planned where the tiles fall unevenly on the SMs;
 // its own variant, so the even-split tile keeps its deferred tickets and its code).
-template <typename T, bool kZeros, int TM, int TN, int WK, int P, bool kSplit, bool kPre, bool kRingFirst, bool kSk>
+template <typename T, bool kZeros, int TM, int TN, int WK, int P, bool kSplit, bool kPre, bool kRingFirst, bool kSk, bool kSliced>
 __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using namespace wg;
@@ -202,6 +269,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
                 "bad bwg tile");
   static_assert(!kRingFirst || (kSplit && WK == 12 && TM <= 64), "the ring-first variants are 12-warp split tiles of 32/64 tokens");
   static_assert(!kSk || (kSplit && WK == 12 && (TM == 32 || TM == 64) && !kRingFirst), "the stream-K variants are 12-warp 32/64-token split tiles");
+  static_assert(!kSliced || (kSplit && TM <= 64 && !kSk), "the sliced variants are 16-64-token even-split tiles");
   constexpr int kX = 0;                      // CH boxes of TM x 128 bytes
   constexpr int kW = CH * TM * 128;          // NS stripes x CH x 512 bytes
   constexpr int kS = kW + NS * CH * 512;     // 2 CH scale rows of TN halves
@@ -833,6 +901,21 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     // ticket right after the part).
     const float* const part = static_cast<const float*>(p.workspace);
     int* const counters = reinterpret_cast<int*>(static_cast<float*>(p.workspace) + static_cast<int64_t>(NT * S) * (TM * TN));
+    // kSliced (split = 4 / 5 in kernels/variants.def, planned where the tile's partials pass
+    // 128 KB: src/plan/mod.rs bwg_sliced): every part sums a slice of the tile instead
+    // (bwg::sliced_sum), where every part is its own CTA (so all are resident) and a part's rows
+    // fit the ring; else (a forced variant on other plans) the ticket below. Its own variants:
+    // compiled into every split tile, the plans that keep the ticket ran 2-5 % slower (Llama-8B
+    // o, Llama-70B o / down at M = 16-64; bench/NOTES.md session 21).
+    if constexpr (kSliced) {
+      constexpr int kPieces = WC * (NACC / 4), kRows = P * kStage / 512;
+      if (ctas == NT * S && (kPieces / S + 1) * S <= kRows) {
+        const Item wk = item_of(0);
+        bwg::sliced_sum<T, TM, TN, WC>(part + static_cast<int64_t>(wk.out_tile) * S * (TM * TN), counters + wk.out_tile, wk.z, S,
+                                              wk.tile * TN, wk.mt * TM, M, N, out, bias, sbase);
+        return;
+      }
+    }
     for (int item = 0; item < n_items; ++item) {
       const Item wk = item_of(item);
       asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");  // the parts stored, `last` read

@@ -29,13 +29,13 @@
 #define MATE_PASS_bwg p, xa
 
 // bwg's extra template arguments: split = 2, the first ring's weights before pdl_wait; split = 3,
-// the 32-token stream-K tile.
+// the 32/64-token stream-K tiles; split = 4 / 5, the sliced even-split sum (5: with the ring first).
 #define MATE_EXTRA_dec(split)
 #define MATE_EXTRA_dect(split)
 #define MATE_EXTRA_wmma(split)
 #define MATE_EXTRA_bulk(split)
 #define MATE_EXTRA_wg(split)
-#define MATE_EXTRA_bwg(split) , (split) == 2, (split) == 3
+#define MATE_EXTRA_bwg(split) , (split) == 2 || (split) == 5, (split) == 3, (split) >= 4
 
 #define MATE_VARIANT(sym, family, dt, zeros, tm, tn, wk, pf, split, pre)                                     \
   extern "C" __global__ void __launch_bounds__((wk) * 32, mate::family##_min_blocks<tm, tn>)                    \

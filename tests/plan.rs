@@ -4,7 +4,7 @@
 use mate::call::{Device, Problem};
 use mate::frame::{FrameMeta, GROUP_SIZES};
 use mate::plan::{
-    bulk_split, bulk_tile_features, bulk_whole_tile, bulk_whole_tile_tokens, bwg_ring_first, bwg_split, gather_programmatic, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, BULK_CTAS_PER_SM, prefer_cta_tiles, prefer_wgmma, Caps, Family, ACT_IN_LOOP_BELOW_WEIGHTS, ACT_IN_LOOP_MAX_M, DEC_MAX_M, VARIANTS,
+    bulk_split, bulk_tile_features, bulk_whole_tile, bulk_whole_tile_tokens, bwg_ring_first, bwg_sliced, bwg_split, gather_programmatic, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, BULK_CTAS_PER_SM, prefer_cta_tiles, prefer_wgmma, Caps, Family, BWG_SLICED_ABOVE_BYTES, ACT_IN_LOOP_BELOW_WEIGHTS, ACT_IN_LOOP_MAX_M, DEC_MAX_M, VARIANTS,
 };
 use mate::plan::variants::{bulk_chunks_per_stage, bwg_chunks_per_stage};
 use mate::tensor::DType;
@@ -393,6 +393,60 @@ fn split_override_parses_or_names_the_rule() {
     assert_eq!(parse_dec_warps(Some(" 64 ")), Ok(Some(64)));
     for bad in ["0", "-3", "four", "", "1.5"] {
         assert_eq!(parse_dec_warps(Some(bad)), Err(bad.to_string()), "{bad:?}");
+    }
+}
+
+#[test]
+fn bwg_sliced_sum_is_pinned() {
+    // The sliced-sum tiles (Variant::sliced, bwg_sliced): even splits, one CTA a part, whose
+    // tile's partials pass BWG_SLICED_ABOVE_BYTES, on the tiles that have the variant (the
+    // 32-token ring-first tile, the 64-token pre-scaled split tile). Qwen2-1.5B down at M = 17-32
+    // (17 parts of 16 KB) and Llama-8B down at M = 33-64 (8 of 32 KB) take it; Llama-8B o at
+    // M = 17-32 (8 of 16 KB: 128 KB) and Llama-70B o / down at M = 33-64 (4 of 32 KB) do not, nor
+    // Qwen2-1.5B down at M = 9-16 (17 of 8 KB: the 16-token tile has none) and at M = 33-64 (11 of
+    // 16 KB in the 32-token split tile: none).
+    let caps = Caps::uniform(132, 2);
+    for (m, k, n, g, sliced, tm) in [
+        (17, 8960, 1536, 128, true, 32),
+        (24, 8960, 1536, -1, true, 32),
+        (32, 8960, 1536, 64, true, 32),
+        (33, 14336, 4096, 128, true, 64),
+        (48, 14336, 4096, 32, true, 64),
+        (64, 14336, 4096, 128, true, 64),
+        (24, 4096, 4096, 128, false, 32),
+        (32, 4096, 4096, 128, false, 32),
+        (48, 8192, 8192, 128, false, 64),
+        (64, 28672, 8192, 128, false, 64),
+        (16, 8960, 1536, 128, false, 16),
+        (48, 8960, 1536, 128, false, 32),
+        (32, 4096, 6144, 128, false, 32),
+    ] {
+        for (zp, dt) in [(false, DType::F16), (true, DType::BF16)] {
+            let p = problem(m, k, n, g, zp, dt);
+            let pl = plan(&p, &caps).unwrap();
+            let v = &VARIANTS[pl.variant];
+            assert_eq!((v.family, v.tm, v.sliced), (Family::Bwg, tm, sliced), "M={m} K={k} N={n} g={g} zp={zp}: {}", v.symbol);
+            let s = bwg_split(&p, 132, v);
+            let bytes = s.split * (v.tm * v.tn) as i64 * 4;
+            assert_eq!(bwg_sliced(&p, 132, v), s.split > 1 && bytes > BWG_SLICED_ABOVE_BYTES, "M={m} K={k} N={n}");
+            if v.sliced {
+                // every part its own CTA (kernels/bwg.cuh sums sliced only then), the same plan as
+                // the tile's ticket form
+                assert_eq!(pl.grid[0] as i64, s.ctas, "M={m} K={k} N={n}");
+                assert_eq!(s.ctas, (m + v.tm as i64 - 1) / v.tm as i64 * (n / v.tn as i64) * s.split, "M={m} K={k} N={n}");
+                assert!(v.split && !v.stream_k, "{}", v.symbol);
+            }
+        }
+    }
+    // a sliced variant's twin (the same tile with the ticket) exists for every sliced variant
+    for v in VARIANTS.iter().filter(|v| v.sliced) {
+        assert!(
+            VARIANTS.iter().any(|w| !w.sliced && w.family == v.family && (w.dtype, w.zeros, w.tm, w.tn, w.wk, w.p, w.pre, w.ring_first)
+                == (v.dtype, v.zeros, v.tm, v.tn, v.wk, v.p, v.pre, v.ring_first) && w.split && !w.stream_k),
+            "{} has no ticket twin",
+            v.symbol
+        );
+        assert_eq!(v.dynamic_smem(), VARIANTS.iter().find(|w| w.symbol == v.symbol.trim_end_matches("_sl")).unwrap().dynamic_smem());
     }
 }
 

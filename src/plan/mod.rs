@@ -547,6 +547,27 @@ pub fn bwg_ring_first(p: &Problem, sms: i64, v: &Variant) -> bool {
     s > 1 && (per_part + ch - 1) / ch <= BWG_RING_FIRST_MAX_STAGES
 }
 
+/// bwg: an even split whose tile's fp32 partials (S parts of tm x tn) pass this many bytes takes
+/// the sliced-sum variant of its tile where there is one ([`bwg_sliced`]).
+pub const BWG_SLICED_ABOVE_BYTES: i64 = 128 << 10;
+
+/// Whether `p`'s plan on `v`'s tile is an even split, one CTA a part, whose tile's partials pass
+/// [`BWG_SLICED_ABOVE_BYTES`]: there the parts sum a slice of the tile each (`Variant::sliced`,
+/// kernels/variants.def split = 4 / 5, kernels/bwg.cuh bwg::sliced_sum) rather than the last
+/// arriver reading all S partials through one SM. Measured on the H200 (bench/NOTES.md session
+/// 21, every part summing a slice against the ticket, bit-identical sums): above 128 KB
+/// 0.88-0.91x on Qwen2-1.5B down at M = 24-32 (17 parts of 16 KB; its step at M = 32 0.92x) and
+/// 0.94-0.965x on Llama-8B down at M = 48-64 (8 parts of 32 KB; its step at M = 64 0.98x);
+/// 0.97-1.0x on Qwen2-1.5B down at M = 9-16 and 33-64, where its step at M = 16 ran 2.5 % slower,
+/// so those tiles (16 tokens, the 32-token plain split tile) have no sliced variant; at 64-128 KB
+/// 1.01-1.11x slower (Llama-8B o / qkv / down, Llama-70B o / down): a part
+/// that waits for the last arrival notices it a poll late, and the parts that leave at once free
+/// their slots for the next kernel's programmatic start.
+pub fn bwg_sliced(p: &Problem, sms: i64, v: &Variant) -> bool {
+    let s = bwg_split(p, sms, v);
+    s.split > 1 && s.ctas == bwg_tiles(p, v) * s.split && s.split * (v.tm * v.tn) as i64 * 4 > BWG_SLICED_ABOVE_BYTES
+}
+
 /// bwg: the smallest token tile whose split variant has stream-K (kernels/bwg.cuh kStreamK); the
 /// 32/64-token tiles have stream-K variants of their own (`_sk`, Variant::stream_k).
 pub const BWG_STREAMK_MIN_TM: u32 = 128;
@@ -709,12 +730,17 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
             let s = bwg_split(p, sms, t);
             let split = s.split != 1;
             // the 32-token stream-K tile for a stream-K plan of 32 tokens; the ring-first split tile
-            // where parts are short and the tile has one (bwg_ring_first)
+            // where parts are short and the tile has one (bwg_ring_first); its sliced-sum form where
+            // the partials pass BWG_SLICED_ABOVE_BYTES and the tile has one (bwg_sliced)
             let sk = s.split == 0 && t.tm < BWG_STREAMK_MIN_TM;
-            let pick = |ring: bool| {
-                bwg().find(|(_, v)| v.tm == t.tm && v.pre == t.pre && v.split == split && v.ring_first == ring && v.stream_k == sk)
+            let pick = |ring: bool, sliced: bool| {
+                bwg().find(|(_, v)| {
+                    v.tm == t.tm && v.pre == t.pre && v.split == split && v.ring_first == ring && v.stream_k == sk && v.sliced == sliced
+                })
             };
-            if let Some((i, _)) = pick(split && bwg_ring_first(p, sms, t)).or_else(|| pick(false)) {
+            let ring = split && bwg_ring_first(p, sms, t);
+            let sliced = split && bwg_sliced(p, sms, t);
+            if let Some((i, _)) = pick(ring, sliced).or_else(|| pick(ring, false)).or_else(|| pick(false, false)) {
                 return Some(i);
             }
         }

@@ -75,6 +75,10 @@ pub struct Variant {
     /// bwg (split = 3): the 32/64-token split tiles built for stream-K, planned where their tiles
     /// fall unevenly on the SMs ([`crate::plan::bwg_split`]); the even-split tiles keep their own code.
     pub stream_k: bool,
+    /// bwg (split = 4 / 5): a 16-64-token even-split tile whose parts each sum a slice of the
+    /// tile (kernels/bwg.cuh bwg::sliced_sum) instead of the last arriver summing it all; planned
+    /// where a tile's partials pass 128 KB ([`crate::plan::bwg_sliced`]).
+    pub sliced: bool,
     /// dec, bulk: scale before the MMA (serves group 32); false = scale the fp32 group sums after it.
     pub pre: bool,
 }

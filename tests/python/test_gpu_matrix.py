@@ -267,16 +267,17 @@ def test_bwg_variants_parity(dtype, sym, g, pre, tile, M, forced):
     x = torch.randn(M, K, device="cuda").to(dtype)
     padded = torch.randn(M, K + 64, device="cuda").to(dtype)[:, :K]
     padded.copy_(x)
-    mine = [v for v in VARIANTS if prefix in v and v.endswith("_pre") == pre]
+    mine = [v for v in VARIANTS if prefix in v and v.removesuffix("_sl").endswith("_pre") == pre]
     (whole,) = [v for v in mine if "_whole" in v]
     forced(whole)
     w = run_out(x, fr)
     total, col = errors(w, reference(ck, x, None))
     assert total <= BOUND[dtype] and col <= 5 * BOUND[dtype], (whole, total, col)
     assert torch.equal(run_out(padded, fr), w), "a padded row stride changes the result"
-    splits = [v for v in mine if "_split" in v or v.endswith("_ring") or "_sk" in v]
-    # the 32-token post-scale tile: split, ring-first, stream-K; the 64-token tile: split, stream-K
-    assert len(splits) == {"_m32_n128_": 1 if pre else 3, "_m64_n128_": 2}.get(tile, 1), splits
+    splits = [v for v in mine if "_split" in v or v.endswith("_ring") or "_sk" in v or v.endswith("_sl")]
+    # the 32-token post-scale tile: split, ring-first, stream-K, ring-first with the sliced sum;
+    # the 64-token tile: split, stream-K, split with the sliced sum
+    assert len(splits) == {"_m32_n128_": 1 if pre else 4, "_m64_n128_": 3}.get(tile, 1), splits
     # SM counts (src/plan/mod.rs bwg_split; 128/256-token tiles, 32 tiles here): 7 (stream-K after
     # whole rounds), 33 (forced where the rule says whole: stream-K, 32 tiles on 33 CTAs), 40 and
     # 132 (stream-K, more CTAs than tiles: owners of several contributors, ranges inside one

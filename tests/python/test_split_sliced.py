@@ -1,0 +1,72 @@
+"""bwg's sliced-sum variants (`_sl`, kernels/variants.def split = 4 / 5): every part of an even
+split sums a slice of its tile (kernels/bwg.cuh bwg::sliced_sum) where each part is its own CTA,
+else (fewer CTAs than parts) the last arriver sums the tile as in the plain variant. Both add the
+parts in split order, so a sliced variant and its plain twin must agree bit for bit on any plan,
+and the sliced one must be right against float64 with every output written."""
+
+import pytest
+import torch
+
+from checkpoints import BOUND, errors, frame_from_gptq_v2, random_gptq, reference, run_out
+
+pytestmark = pytest.mark.gpu
+
+SLICED = [v for v in torch.ops.mate._variants() if v.endswith("_sl")]
+
+
+def launches(fn):
+    torch.ops.mate._launch_log(True)
+    try:
+        fn()
+        torch.cuda.synchronize()
+    finally:
+        log = torch.ops.mate._launch_log(False)
+    return [dict(kv.split("=", 1) for kv in r.split()) for r in log]
+
+
+def test_sliced_variants_exist():
+    # the 32-token ring-first and the 64-token pre-scaled split tiles, every dtype and zero-point form
+    assert len(SLICED) == 8, SLICED
+    assert all(v[: -len("_sl")] in torch.ops.mate._variants() for v in SLICED), SLICED
+
+
+# Qwen2-1.5B down (12 tiles of 128, K = 8960): at 132 SMs 17 (32 tokens) / 22 (64) parts a tile,
+# one CTA each (sliced);
+# at 40 SMs 6 parts (80 slots: still one CTA each); at 7 SMs the forced split in two on 14 CTAs
+# for 12 x 2 parts (the ticket, in both variants).
+@pytest.mark.parametrize("sym", SLICED)
+def test_sliced_variant_matches_its_twin_bitwise(sym):
+    tm = int(sym.split("_m")[1].split("_")[0])
+    dtype = torch.bfloat16 if "_bf16_" in sym else torch.float16
+    g = 32 if sym.endswith("_pre_sl") else 128
+    K, N = 8960, 1536
+    ck = random_gptq(K, N, g, "_sym_" in sym, dtype, "cuda")
+    fr = frame_from_gptq_v2(ck)
+    bias = torch.randn(N, device="cuda").to(dtype)
+    twin = sym[: -len("_sl")]
+    try:
+        for M in (tm - 5, tm):
+            x = torch.randn(M, K, device="cuda").to(dtype)
+            ref = reference(ck, x, bias.double())
+            for sms in (132, 40, 7):
+                torch.ops.mate._force_variant(sym)
+                run_out(x, fr, bias, num_sms=sms)  # module load outside the record
+                (rec,) = launches(lambda: run_out(x, fr, bias, num_sms=sms))
+                a = run_out(x, fr, bias, num_sms=sms)
+                again = run_out(x, fr, bias, num_sms=sms)
+                torch.ops.mate._force_variant(twin)
+                (rec_twin,) = launches(lambda: run_out(x, fr, bias, num_sms=sms))
+                b = run_out(x, fr, bias, num_sms=sms)
+                tag = (sym, M, sms)
+                assert rec["kernel"] == sym and rec_twin["kernel"] == twin, (tag, rec, rec_twin)
+                assert (rec["grid"], rec["split"]) == (rec_twin["grid"], rec_twin["split"]), (tag, rec, rec_twin)
+                if sms == 132:  # every part its own CTA: 264 slots / 12 tiles, parts two stages deep
+                    parts = min(264 // 12, 140 // (2 if tm == 64 else 4) // 2)
+                    assert int(rec["split"]) == parts and int(rec["grid"].split(",")[0]) == 12 * parts, (tag, rec)
+                assert not torch.isnan(a).any(), (tag, "unwritten outputs")
+                total, col = errors(a, ref)
+                assert total <= BOUND[dtype] and col <= 5 * BOUND[dtype], (tag, total, col)
+                assert torch.equal(a, again), (tag, "a rerun differs")
+                assert torch.equal(a, b), (tag, "the sliced sum and the last arriver's differ")
+    finally:
+        torch.ops.mate._force_variant(None)

@@ -560,9 +560,9 @@ pub const BWG_SLICED_ABOVE_BYTES: i64 = 128 << 10;
 /// 0.94-0.965x on Llama-8B down at M = 48-64 (8 parts of 32 KB; its step at M = 64 0.98x);
 /// 0.97-1.0x on Qwen2-1.5B down at M = 9-16 and 33-64, where its step at M = 16 ran 2.5 % slower,
 /// so those tiles (16 tokens, the 32-token plain split tile) have no sliced variant; at 64-128 KB
-/// 1.01-1.11x slower (Llama-8B o / qkv / down, Llama-70B o / down): a part
-/// that waits for the last arrival notices it a poll late, and the parts that leave at once free
-/// their slots for the next kernel's programmatic start.
+/// 1.01-1.11x slower (Llama-8B o / qkv / down, Llama-70B o / down): a part that waits for the last
+/// arrival notices it a poll late, and the parts that leave at once free their slots for the next
+/// kernel's programmatic start.
 pub fn bwg_sliced(p: &Problem, sms: i64, v: &Variant) -> bool {
     let s = bwg_split(p, sms, v);
     s.split > 1 && s.ctas == bwg_tiles(p, v) * s.split && s.split * (v.tm * v.tn) as i64 * 4 > BWG_SLICED_ABOVE_BYTES

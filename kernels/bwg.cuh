@@ -573,7 +573,9 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     const float* all = part + static_cast<int64_t>(wk.out_tile) * S * kTile;
 #pragma unroll
     for (int i = 0; i < NACC; ++i) acc[i] = 0.f;
+#ifndef MATE_BWG_LAB_NOSUM  // lab switch (MATE_KERNEL_FLAGS, never shipped; wrong results): what the sum costs
     for (int zz = 0; zz < S; ++zz) bwg::add_part<NACC, WC * 32>(all + static_cast<int64_t>(zz) * kTile, acc);
+#endif
     if (threadIdx.x == 0) counters[wk.out_tile] = 0;
   };
   // The descriptor of x at byte `off` of a stage. 16/32/64-token tiles: the stage's descriptor plus

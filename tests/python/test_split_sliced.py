@@ -8,20 +8,11 @@ import pytest
 import torch
 
 from checkpoints import BOUND, errors, frame_from_gptq_v2, random_gptq, reference, run_out
+from test_launch_log import records
 
 pytestmark = pytest.mark.gpu
 
 SLICED = [v for v in torch.ops.mate._variants() if v.endswith("_sl")]
-
-
-def launches(fn):
-    torch.ops.mate._launch_log(True)
-    try:
-        fn()
-        torch.cuda.synchronize()
-    finally:
-        log = torch.ops.mate._launch_log(False)
-    return [dict(kv.split("=", 1) for kv in r.split()) for r in log]
 
 
 def test_sliced_variants_exist():
@@ -51,11 +42,11 @@ def test_sliced_variant_matches_its_twin_bitwise(sym):
             for sms in (132, 40, 7):
                 torch.ops.mate._force_variant(sym)
                 run_out(x, fr, bias, num_sms=sms)  # module load outside the record
-                (rec,) = launches(lambda: run_out(x, fr, bias, num_sms=sms))
+                (rec,) = records(lambda: run_out(x, fr, bias, num_sms=sms))
                 a = run_out(x, fr, bias, num_sms=sms)
                 again = run_out(x, fr, bias, num_sms=sms)
                 torch.ops.mate._force_variant(twin)
-                (rec_twin,) = launches(lambda: run_out(x, fr, bias, num_sms=sms))
+                (rec_twin,) = records(lambda: run_out(x, fr, bias, num_sms=sms))
                 b = run_out(x, fr, bias, num_sms=sms)
                 tag = (sym, M, sms)
                 assert rec["kernel"] == sym and rec_twin["kernel"] == twin, (tag, rec, rec_twin)

@@ -8,21 +8,10 @@ import pytest
 import torch
 
 from checkpoints import BOUND, errors, frame_from_gptq_v2, random_gptq, reference, run_out
+from test_launch_log import records
 
-HAS_CUDA = torch.cuda.is_available()
 VARIANTS = list(torch.ops.mate._variants())
 WG = [v for v in VARIANTS if "_wg_" in v]
-
-
-def records(fn):
-    torch.ops.mate._launch_log(True)
-    try:
-        fn()
-        if HAS_CUDA:
-            torch.cuda.synchronize()
-    finally:
-        log = torch.ops.mate._launch_log(False)
-    return [dict(kv.split("=", 1) for kv in r.split()) for r in log]
 
 
 @pytest.fixture

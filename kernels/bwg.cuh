@@ -152,6 +152,35 @@ __device__ __forceinline__ void add_part(const float* slot, float (&acc)[NACC]) 
   add_part_rows<NACC, kThreads>(slot, acc, 0, NACC / 4);
 }
 
+// The sliced split's store (bwg_body): pieces [q0, q1), which this part sums itself, to shared
+// memory at `own` (piece q at ((q - q0) * threads + t) * 16), the rest to its slot as store_part.
+template <int NACC, int kThreads>
+__device__ __forceinline__ void store_part_apart(float* slot, uint32_t own, const float (&acc)[NACC], int q0, int q1) {
+  float4* d = reinterpret_cast<float4*>(slot) + threadIdx.x;
+#pragma unroll
+  for (int q = 0; q < NACC / 4; ++q) {
+    const float4 v = make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]);
+    if (q >= q0 && q < q1)
+      sts128(own + ((q - q0) * kThreads + threadIdx.x) * 16, v);
+    else
+      d[q * kThreads] = v;
+  }
+}
+// add_part_rows for the pieces store_part_apart kept in shared memory.
+template <int NACC, int kThreads>
+__device__ __forceinline__ void add_own_rows(uint32_t own, float (&acc)[NACC], int q0, int q1) {
+#pragma unroll
+  for (int q = 0; q < NACC / 4; ++q) {
+    if (q >= q0 && q < q1) {
+      const uint4 v = lds128(own + ((q - q0) * kThreads + threadIdx.x) * 16);
+      acc[4 * q] += __uint_as_float(v.x);
+      acc[4 * q + 1] += __uint_as_float(v.y);
+      acc[4 * q + 2] += __uint_as_float(v.z);
+      acc[4 * q + 3] += __uint_as_float(v.w);
+    }
+  }
+}
+
 #ifdef MATE_PROBE
 // Lab probe of where a split plan's time goes (bench/lab/probe_bwg.py; build with
 // MATE_KERNEL_FLAGS=-DMATE_PROBE, never in the library that ships): 16 u64 per CTA after the
@@ -778,21 +807,33 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         // From 3 parts: Llama-8B o / down at M = 128-256 (4 parts) 0.89-0.96x; in 2 parts over a
         // long K (Llama-70B down, 112 stages a part) the parts' skew ate the saving (bench/NOTES.md
         // session 9).
+        // A part's own slice never goes through L2: it waits in a free ring slot (the epilogue
+        // stages in last_slot's; this CTA's only item is done, so the producer loads no more),
+        // and only the other parts' slices are stored and read back (S = 4: a quarter less L2
+        // traffic; the exchange was 7.5 of Llama-8B o's 21 us at M = 256, bench/lab/probe_bwg.py).
         float* const all = part + static_cast<int64_t>(wk.out_tile) * S * kTile;
-        bwg::store_part<NACC, WC * 32>(all + static_cast<int64_t>(wk.z) * kTile, acc);
+        q0 = 2 * ((wk.z * (TM / 16)) / S);  // in pairs of pieces: the epilogue's stmatrix takes two
+        q1 = 2 * (((wk.z + 1) * (TM / 16)) / S);
+        const uint32_t own = sbase + ((last_slot + 1) % P) * kStage;
+        static_assert(P >= 2 && (TM / 8 / 3 + 2) * WC * 32 * 16 <= kStage, "a slice of three or more parts must fit a ring slot");
+        asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");  // both warpgroups' wgmma reads of the ring retired
+        bwg::store_part_apart<NACC, WC * 32>(all + static_cast<int64_t>(wk.z) * kTile, own, acc, q0, q1);
         asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
         if (threadIdx.x == 0) {
           split_arrive(counters + wk.out_tile);
           split_wait_all(counters + wk.out_tile, S);
         }
         asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
-        q0 = 2 * ((wk.z * (TM / 16)) / S);  // in pairs of pieces: the epilogue's stmatrix takes two
-        q1 = 2 * (((wk.z + 1) * (TM / 16)) / S);
 #pragma unroll
         for (int q = 0; q < NACC / 4; ++q) {
           if (q >= q0 && q < q1) acc[4 * q] = acc[4 * q + 1] = acc[4 * q + 2] = acc[4 * q + 3] = 0.f;
         }
-        for (int zz = 0; zz < S; ++zz) bwg::add_part_rows<NACC, WC * 32>(all + static_cast<int64_t>(zz) * kTile, acc, q0, q1);
+        for (int zz = 0; zz < S; ++zz) {
+          if (zz == wk.z)
+            bwg::add_own_rows<NACC, WC * 32>(own, acc, q0, q1);
+          else
+            bwg::add_part_rows<NACC, WC * 32>(all + static_cast<int64_t>(zz) * kTile, acc, q0, q1);
+        }
         if (threadIdx.x == 0) split_leave(counters + wk.out_tile, S);
 #ifdef MATE_PROBE
         if (threadIdx.x == 0 && item == 0) probe[9] = 3;

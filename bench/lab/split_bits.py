@@ -1,5 +1,5 @@
 """Lab: the outputs of a fixed set of split plans (routed and forced bwg split tiles at 16-64
-tokens, fresh random data from fixed seeds), saved so two libraries' results can be compared bit
+tokens and 128-256, fresh random data from fixed seeds), saved so two libraries' results can be compared bit
 for bit (bench/NOTES.md session 21: the sliced sum against the last arriver's).
 
     python3 bench/lab/split_bits.py --library A.so --out a.pt
@@ -27,6 +27,12 @@ CASES = [  # (name, K, N, M, group, sym, dtype, forced variant or None, num_sms)
     ("odd", 4224, 2048, 40, 128, True, "float16", "mate_bwg_f16_sym_m64_n128_split_pre", 132),
     ("odd", 4224, 2048, 32, 128, False, "float16", "mate_bwg_f16_zp_m32_n128_ring", 132),
     ("odd", 4224, 2048, 9, 128, True, "bfloat16", "mate_bwg_bf16_sym_m16_n128_split", 33),
+    # the 128/256-token tiles' sliced split (S = 4 / 3) and a ticket (S = 2)
+    ("llama8b_o", 4096, 4096, 256, 128, True, "float16", None, 132),
+    ("llama8b_o", 4096, 4096, 128, 128, True, "float16", None, 132),
+    ("llama8b_down", 14336, 4096, 256, 128, True, "float16", None, 132),
+    ("llama8b_o", 4096, 4096, 200, 128, False, "bfloat16", None, 100),
+    ("llama70b_o", 8192, 8192, 256, 128, True, "float16", None, 132),
 ]
 
 

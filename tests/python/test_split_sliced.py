@@ -61,3 +61,42 @@ def test_sliced_variant_matches_its_twin_bitwise(sym):
                 assert torch.equal(a, b), (tag, "the sliced sum and the last arriver's differ")
     finally:
         torch.ops.mate._force_variant(None)
+
+
+# The 128/256-token tiles' sliced even split (kernels/bwg.cuh, kStagedOut with S >= 3 parts, one
+# CTA each): each part keeps its own slice in shared memory and stores only the others' through
+# L2. Llama-8B o's shape (32 tiles of 128, K = 4096): 4 parts a tile at 132 SMs, 3 at 100, 2 at
+# 64 (the ticket: the form the sliced sum must stay close to).
+@pytest.mark.parametrize("tm", [128, 256])
+@pytest.mark.parametrize("dtype,sym", [(torch.float16, True), (torch.bfloat16, False)])
+def test_prefill_tiles_sliced_split(tm, dtype, sym):
+    dt = "bf16" if dtype == torch.bfloat16 else "f16"
+    sym_name = f"mate_bwg_{dt}_{'sym' if sym else 'zp'}_m{tm}_n128_split_pre"
+    K, N = 4096, 4096
+    ck = random_gptq(K, N, 128, sym, dtype, "cuda")
+    fr = frame_from_gptq_v2(ck)
+    bias = torch.randn(N, device="cuda").to(dtype)
+    try:
+        torch.ops.mate._force_variant(sym_name)
+        for M in (tm - 56, tm):
+            x = torch.randn(M, K, device="cuda").to(dtype)
+            ref = reference(ck, x, bias.double())
+            outs = {}
+            for sms, parts in ((132, 4), (100, 3), (64, 2)):
+                run_out(x, fr, bias, num_sms=sms)  # module load outside the record
+                (rec,) = records(lambda: run_out(x, fr, bias, num_sms=sms))
+                tag = (sym_name, M, sms)
+                assert rec["kernel"] == sym_name, (tag, rec)
+                assert int(rec["split"]) == parts and int(rec["grid"].split(",")[0]) == 32 * parts, (tag, rec)
+                a = run_out(x, fr, bias, num_sms=sms)
+                assert not torch.isnan(a).any(), (tag, "unwritten outputs")
+                total, col = errors(a, ref)
+                assert total <= BOUND[dtype] and col <= 5 * BOUND[dtype], (tag, total, col)
+                for _ in range(3):
+                    assert torch.equal(a, run_out(x, fr, bias, num_sms=sms)), (tag, "a rerun differs")
+                outs[parts] = a.float()
+            # the sums differ only by rounding order between split counts
+            for parts in (4, 3):
+                assert (outs[parts] - outs[2]).abs().max() <= 4 * BOUND[dtype] * outs[2].abs().max(), (sym_name, M, parts)
+    finally:
+        torch.ops.mate._force_variant(None)

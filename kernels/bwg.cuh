@@ -187,7 +187,9 @@ __device__ __forceinline__ void add_own_rows(uint32_t own, float (&acc)[NACC], i
 // split workspace (the lab passes a larger one). [0] globaltimer at entry, [8] at exit; clock64 at
 // [1] entry, [2] the producer past pdl_wait, [3] the first weights, [4] the first x, [5] the
 // mainloop's end, [6] the reduction's end, [7] the epilogue's end; [9] 1 = this CTA summed the
-// tile (2: a stream-K owner, 0: it stored a part), [10] %smid. First item only.
+// tile (2: a stream-K owner, 3: a sliced part, 0: it stored a part), [10] %smid; the sliced
+// split (128/256 tokens) also [11] its partial stored, [12] arrived, [13] every part arrived. First
+// item only.
 __device__ __forceinline__ unsigned long long probe_clock() { return clock64(); }
 __device__ __forceinline__ unsigned long long probe_gtime() {
   unsigned long long t;
@@ -810,7 +812,8 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         // A part's own slice never goes through L2: it waits in a free ring slot (the epilogue
         // stages in last_slot's; this CTA's only item is done, so the producer loads no more),
         // and only the other parts' slices are stored and read back (S = 4: a quarter less L2
-        // traffic; the exchange was 7.5 of Llama-8B o's 21 us at M = 256, bench/lab/probe_bwg.py).
+        // traffic; the exchange was 7.5 of Llama-8B o's 21 us at M = 256, bench/lab/probe_bwg.py:
+        // 6.85 after, the call 0.98-0.99x; bench/NOTES.md session 22).
         float* const all = part + static_cast<int64_t>(wk.out_tile) * S * kTile;
         q0 = 2 * ((wk.z * (TM / 16)) / S);  // in pairs of pieces: the epilogue's stmatrix takes two
         q1 = 2 * (((wk.z + 1) * (TM / 16)) / S);
@@ -819,11 +822,14 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");  // both warpgroups' wgmma reads of the ring retired
         bwg::store_part_apart<NACC, WC * 32>(all + static_cast<int64_t>(wk.z) * kTile, own, acc, q0, q1);
         asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
+        MATE_PROBE_AT(11, threadIdx.x == 0 && item == 0)
         if (threadIdx.x == 0) {
           split_arrive(counters + wk.out_tile);
+          MATE_PROBE_AT(12, item == 0)
           split_wait_all(counters + wk.out_tile, S);
         }
         asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
+        MATE_PROBE_AT(13, threadIdx.x == 0 && item == 0)
 #pragma unroll
         for (int q = 0; q < NACC / 4; ++q) {
           if (q >= q0 && q < q1) acc[4 * q] = acc[4 * q + 1] = acc[4 * q + 2] = acc[4 * q + 3] = 0.f;

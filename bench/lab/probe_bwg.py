@@ -58,6 +58,11 @@ def probe(K, N, M, calls=20):
         "mainloop (first x to end)": us(4, 5),
         "reduction": us(5, 6),
         "epilogue": us(6, 7),
+        # the sliced split's exchange (zero elsewhere)
+        "  sliced: store the partial": lambda r: us(5, 11)(r) if r[11] else 0.0,
+        "  sliced: arrive": lambda r: us(11, 12)(r) if r[11] else 0.0,
+        "  sliced: wait for every part": lambda r: us(12, 13)(r) if r[11] else 0.0,
+        "  sliced: sum the slice": lambda r: us(13, 6)(r) if r[11] else 0.0,
         "end (after the first CTA's start)": lambda r: (r[8] - t0) / 1e3,
     }
     res = {"K": K, "N": N, "M": M, "ctas": len(ctas), "sm_ghz": round(ghz, 3), "span_us": round(span_us, 2), "groups": {}}

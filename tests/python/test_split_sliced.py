@@ -2,7 +2,8 @@
 split sums a slice of its tile (kernels/bwg.cuh bwg::sliced_sum) where each part is its own CTA,
 else (fewer CTAs than parts) the last arriver sums the tile as in the plain variant. Both add the
 parts in split order, so a sliced variant and its plain twin must agree bit for bit on any plan,
-and the sliced one must be right against float64 with every output written."""
+and the sliced one must be right against float64 with every output written. Also the 128/256-token tiles' sliced even
+split (no variants of its own: from three parts, one CTA each), against float64 and reruns."""
 
 import pytest
 import torch

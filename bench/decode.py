@@ -55,7 +55,9 @@ def main(argv=None):
     ap.add_argument("--zp", action="store_true")
     ap.add_argument("--act", action="store_true", help="act order: the mate arm gathers x by a random permutation")
     ap.add_argument("--dtype", default="float16")
-    ap.add_argument("--variants", default="", help="comma list of variant symbols (or 'dec') to force as extra arms")
+    ap.add_argument("--variants", default="",
+                    help="comma list of extra mate arms, each a variant symbol to force, SYMBOL@S (also split S: CTAs per "
+                         "tile of bulk / bwg plans), @S (the routed variant, split S), or 'dec' (every dec variant)")
     ap.add_argument("--dry-run", action="store_true", help="CPU, tiny shapes, Triton interpreted: build and check every arm, no timing")
     args = ap.parse_args(argv)
     if args.library:
@@ -148,21 +150,32 @@ def launch_plan(torch, arm, x):
 
 
 def forced_variants(torch, mate_arm, x, res, variants, graph_time_us, name, M):
-    """--variants: extra mate arms with one kernel variant forced (skipped where it cannot serve)."""
+    """--variants: extra mate arms with a kernel variant and / or a split forced (a variant that
+    cannot serve this M / dtype is skipped), each in this process, so arms compare within it."""
     if variants == "dec":
         forced = [v for v in torch.ops.mate._variants() if "_dec_" in v]
     else:
         forced = [v for v in variants.split(",") if v]
-    for sym in forced:
+    for arm in forced:
+        sym, _, split = arm.partition("@")
         try:
-            torch.ops.mate._force_variant(sym)
-            res[sym] = graph_time_us(mate_arm.calls(x))
-        except Exception:  # a variant that cannot serve this M / dtype
-            pass
+            torch.ops.mate._force_variant(sym or None)
+            torch.ops.mate._force_split(int(split) if split else None)
+            mate_arm.prepare(M)  # the forced plan's workspace
+            chk = mate_arm.check(x)
+            if not chk["ok"]:
+                raise AssertionError(f"failed its float64 check: {chk}")
+            res[arm] = dict(graph_time_us(mate_arm.calls(x)), check=chk, plan=launch_plan(torch, mate_arm, x))
+        except Exception as e:
+            if "cannot serve" not in str(e):  # (a variant that cannot serve this M / dtype is skipped)
+                res[arm] = {"error": f"{type(e).__name__}: {e}"}
+                print(f"   {name} M={M}: arm {arm} FAILED: {res[arm]['error']}", flush=True)
         finally:
             torch.ops.mate._force_variant(None)
+            torch.ops.mate._force_split(None)
     if forced:
-        best = sorted((res[k]["median_us"], k) for k in res if k.startswith("mate_"))
+        mate_arm.prepare(M)  # the routed plan's buffers again
+        best = sorted((res[k]["median_us"], k) for k in res if (k == "mate" or k in forced) and "median_us" in res[k])
         print(f"   {name} M={M}: " + "  ".join(f"{k.replace('mate_dec_', '')}={t:.2f}" for t, k in best[:6]), flush=True)
 
 

@@ -145,6 +145,10 @@ void force_variant(std::optional<std::string> symbol) {
   call_rust([&] { mate::ffi::force_variant(rust::Str(s.data(), s.size())); });
 }
 
+void force_split(std::optional<int64_t> n) {
+  call_rust([&] { mate::ffi::force_split(n.has_value(), n.value_or(0)); });
+}
+
 std::vector<std::string> variant_names() {
   std::vector<std::string> out;
   for (const auto& v : mate::ffi::variant_names()) out.emplace_back(std::string(v));
@@ -184,6 +188,9 @@ TORCH_LIBRARY(mate, m) {
   // Test-only hooks (leading underscore): force a kernel variant, list the compiled variants.
   m.def("_force_variant(str? symbol) -> ()", &force_variant);
   m.def("_variants() -> str[]", &variant_names);
+  // Test / lab: the split of every bulk and bwg plan (CTAs per tile, as MATE_BULK_SPLIT, which it
+  // overrides); None restores planning.
+  m.def("_force_split(int? split) -> ()", &force_split);
   // Debug hook: _launch_log(True) starts recording launches, _launch_log(False) stops; each call
   // returns the records since the previous one ("kernel=... grid=x,y,z ... sms=... split=...").
   m.def("_launch_log(bool enable) -> str[]", &launch_log);

@@ -71,6 +71,8 @@ pub mod bridge {
         fn set_num_sms(has: bool, n: i64) -> Result<()>;
         /// Test-only: force every launch onto the named variant ("" restores planning).
         fn force_variant(symbol: &str) -> Result<()>;
+        /// Test / lab: the split of every bulk and bwg plan (`has == false` restores planning).
+        fn force_split(has: bool, n: i64) -> Result<()>;
         /// The compiled variants' symbols, in kernels/variants.def order.
         fn variant_names() -> Vec<String>;
         /// Test-only: turn launch recording on/off; returns the records since the last call.
@@ -136,6 +138,10 @@ fn set_num_sms(has: bool, n: i64) -> Result<(), String> {
 
 fn force_variant(symbol: &str) -> Result<(), String> {
     guarded(|| crate::plan::force_variant((!symbol.is_empty()).then_some(symbol)))
+}
+
+fn force_split(has: bool, n: i64) -> Result<(), String> {
+    guarded(|| crate::plan::force_split(has.then_some(n)))
 }
 
 fn force_wg_x(path: &str) -> Result<(), String> {

@@ -134,6 +134,8 @@ const CACHE_LIMIT: usize = 8192;
 static SM_LIMIT: AtomicI64 = AtomicI64::new(0);
 /// Test-only: a variant symbol every launch must use.
 static FORCED: RwLock<Option<String>> = RwLock::new(None);
+/// Test / lab: the split of every bulk and bwg plan (`torch.ops.mate._force_split`); 0 = none.
+static FORCED_SPLIT: AtomicI64 = AtomicI64::new(0);
 
 pub fn set_num_sms(limit: Option<i64>) -> Result<()> {
     let v = match limit {
@@ -163,6 +165,28 @@ pub fn force_variant(symbol: Option<&str>) -> Result<()> {
     }
     *FORCED.write().unwrap() = symbol.map(str::to_string);
     Ok(())
+}
+
+/// Test / lab: every bulk and bwg plan takes this split (CTAs per tile, read as
+/// `MATE_BULK_SPLIT`, which it overrides; None restores planning), so a benchmark can time two
+/// splits of one layer in one process: between processes identical plans move up to 10 % at
+/// 128-512 tokens (bench/NOTES.md session 22), and the environment variable is read once.
+pub fn force_split(split: Option<i64>) -> Result<()> {
+    let v = match split {
+        None => 0,
+        Some(n) if n > 0 => n,
+        Some(n) => return Err(arg_err("split", n, "must be a positive number of CTAs per tile (bulk and bwg plans), or None to restore planning")),
+    };
+    FORCED_SPLIT.store(v, Ordering::Relaxed);
+    Ok(())
+}
+
+/// The split override of the bulk and bwg plans: [`force_split`], then `MATE_BULK_SPLIT`.
+fn split_override() -> Option<i64> {
+    match FORCED_SPLIT.load(Ordering::Relaxed) {
+        0 => env_value(&BULK_SPLIT),
+        n => Some(n),
+    }
 }
 
 /// Whether `v` can compute `p` (dtype, zero points, shape divisibility, token tile).
@@ -415,8 +439,8 @@ pub struct BulkSplit {
 ///   4096, 140-160 tiles 0.88-0.91x; the margin leaves K = 4096 from 200 tiles whole (stream-K
 ///   there 0.94-1.07x). Not at 16 tokens, whose stream-K fix-up costs more (K = 4096, 180-224
 ///   tiles: 1.10-1.14x slower), nor in 32-feature tiles (not measured there).
-/// `MATE_BULK_SPLIT=<n>`: whole tiles (n = 1), an even split n ways where the tiles x n CTAs fit
-/// the slots, else stream-K over stages on every slot.
+/// `MATE_BULK_SPLIT=<n>` (or [`force_split`]): whole tiles (n = 1), an even split n ways where the
+/// tiles x n CTAs fit the slots, else stream-K over stages on every slot.
 pub fn bulk_split(p: &Problem, sms: i64, tm: u32, tn: u32, pre: bool) -> BulkSplit {
     let tiles = p.n() / tn as i64;
     let slots = sms * BULK_CTAS_PER_SM;
@@ -427,7 +451,7 @@ pub fn bulk_split(p: &Problem, sms: i64, tm: u32, tn: u32, pre: bool) -> BulkSpl
     if tiles * chunks >= 1 << 31 {
         return whole; // kernels/bulk.cuh counts the split's units in 32 bits
     }
-    if let Some(s) = env_value(&BULK_SPLIT) {
+    if let Some(s) = split_override() {
         return match s {
             1 => whole,
             s if tiles * s <= slots => BulkSplit { ctas: tiles * s.min(chunks), unit: 1 },
@@ -479,8 +503,8 @@ pub struct BwgSplit {
 /// the stages it lost up to 5 % (8b down M = 4096, 70b down / o M = 1024: a contributor's partial
 /// is a 64-128 KB round trip through L2). The 16/32-token tiles keep the even split (stream-K
 /// there: Qwen2-1.5B gate_up M = 32 0.95x, Llama-8B gate_up 1.06x, 70b gate_up 1.0x).
-/// `MATE_BULK_SPLIT=<n>`: whole tiles (n = 1), an even split n ways where tiles x n CTAs fit the
-/// slots, else stream-K on every slot (the 16/32-token tiles: the even split, clamped).
+/// `MATE_BULK_SPLIT=<n>` (or [`force_split`]): whole tiles (n = 1), an even split n ways where
+/// tiles x n CTAs fit the slots, else stream-K on every slot (the 16/32-token tiles: the even split, clamped).
 pub fn bwg_split(p: &Problem, sms: i64, v: &Variant) -> BwgSplit {
     let tiles = bwg_tiles(p, v);
     let slots = sms * v.ctas_per_sm() as i64;
@@ -491,7 +515,7 @@ pub fn bwg_split(p: &Problem, sms: i64, v: &Variant) -> BwgSplit {
     let even = |s: i64| BwgSplit { ctas: (tiles * s).min(slots), split: s };
     let sk_tile = v.tm < BWG_STREAMK_MIN_TM && bwg_streamk_tile(v); // a 32/64-token `_sk` variant
     let streamk_ok = (v.tm >= BWG_STREAMK_MIN_TM || sk_tile) && tiles * spt < 1 << 31; // kernels/bwg.cuh counts units in 32 bits
-    if let Some(s) = env_value(&BULK_SPLIT) {
+    if let Some(s) = split_override() {
         return match s.min(chunks / ch).max(1) {
             1 => whole,
             s if tiles * s <= slots || !streamk_ok => even(s),
@@ -818,12 +842,13 @@ pub fn plan(p: &Problem, caps: &Caps) -> Result<Plan> {
         wgmma: caps.wgmma,
         has_perm: p.meta.has_perm,
     };
-    if forced.is_none() {
+    // forced plans (a variant or a split) bypass the cache both ways
+    let cacheable = forced.is_none() && FORCED_SPLIT.load(Ordering::Relaxed) == 0;
+    if cacheable {
         if let Some(hit) = CACHE.read().unwrap().get(&key) {
             return Ok(*hit);
         }
     }
-    let cacheable = forced.is_none();
     let planned = plan_uncached(p, caps, sms, forced)?;
     if cacheable {
         let mut cache = CACHE.write().unwrap();

@@ -154,3 +154,12 @@ def test_perm_on_other_device_is_named():
     a = base("cuda", desc_act=True)
     a["perm"] = a["perm"].cpu()
     expect(a, "`perm`", "cpu", "cuda:0")
+
+
+@pytest.mark.parametrize("bad", [0, -2])
+def test_forced_split_must_be_positive(bad):
+    with pytest.raises(ValueError) as e:
+        torch.ops.mate._force_split(bad)
+    msg = str(e.value)
+    assert "`split`" in msg and str(bad) in msg and "CTAs per tile" in msg and "None" in msg, msg
+    torch.ops.mate._force_split(None)  # clearing is always accepted

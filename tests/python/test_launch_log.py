@@ -124,3 +124,32 @@ def test_whole_tiles_that_fit_one_round_of_160_features_take_it(M, dtype, sym):
     total, worst = errors(a, reference(ck, x, bias))
     assert total <= BOUND[dtype] and worst <= 5 * BOUND[dtype], (total, worst)
     assert torch.equal(a, b)
+
+
+@pytest.mark.gpu
+def test_forced_split_plans_in_process_and_restores():
+    """torch.ops.mate._force_split: every later bulk / bwg plan takes that split (the launch record
+    shows it, the result stays right and rerun-stable), the plan cache neither serves the routed
+    plan while it is set nor keeps the forced one after it is cleared."""
+    from checkpoints import BOUND, errors, reference
+
+    ck = random_gptq(4096, 4096, 128, True, torch.float16, "cuda")  # Llama-8B o: 32 tiles of 128
+    fr = frame_from_gptq_v2(ck)
+    for M, routed in ((256, 4), (16, 8)):  # 256-token tiles (sliced split), 16-token tiles (ticket)
+        x = torch.randn(M, 4096, device="cuda").half()
+        ref = reference(ck, x, None)
+        run_out(x, fr)  # module load and a cached routed plan
+        try:
+            seen = {}
+            for forced in (None, 2, 1, None):
+                torch.ops.mate._force_split(forced)
+                (rec,) = records(lambda: run_out(x, fr))
+                y = run_out(x, fr)
+                total, col = errors(y, ref)
+                assert total <= BOUND[torch.float16] and col <= 5 * BOUND[torch.float16], (M, forced, total, col)
+                assert torch.equal(y, run_out(x, fr)), (M, forced, "a rerun differs")
+                seen.setdefault(forced, []).append((int(rec["split"]), rec["grid"].split(",")[0]))
+        finally:
+            torch.ops.mate._force_split(None)
+        assert seen[None] == [(routed, str(32 * routed))] * 2, (M, seen)  # routed before and after
+        assert seen[2] == [(2, "64")] and seen[1] == [(1, "32")], (M, seen)

@@ -7,7 +7,9 @@ straightforward Triton W4A16 peer, bench/triton_w4a16.py), `tinygemm` (torch._we
 bf16 activations), `fp16` / `bf16` (torch.nn.functional.linear). Each arm has its own rotating
 copies of its own format and is checked against float64 at every (shape, M) before it is timed;
 an arm that fails its check (or cannot be built) is recorded with its error, not timed, and the
-script exits 1 after writing the JSON. Arms run interleaved per M, order alternating.
+script exits 1 after writing the JSON. Arms run interleaved per M, order alternating; with
+--orders 2 every M runs in both orders and each arm reports the median of its two passes (at
+prefill sizes the arm right after cuBLAS reads 5-16 % slow; bench/NOTES.md session 22).
 Headline config: group 128, symmetric, fp16, no act order.
 
     python3 bench/decode.py --library target/release/libmate.so --json OUT.json [--png OUT.png]
@@ -58,6 +60,9 @@ def main(argv=None):
     ap.add_argument("--variants", default="",
                     help="comma list of extra mate arms, each a variant symbol to force, SYMBOL@S (also split S: CTAs per "
                          "tile of bulk / bwg plans), @S (the routed variant, split S), or 'dec' (every dec variant)")
+    ap.add_argument("--orders", type=int, choices=(1, 2), default=1,
+                    help="2: time every M's arms in both orders and report each arm's median over the two "
+                         "(at prefill sizes the arm right after cuBLAS reads 5-16 %% slow: bench/NOTES.md session 22)")
     ap.add_argument("--dry-run", action="store_true", help="CPU, tiny shapes, Triton interpreted: build and check every arm, no timing")
     args = ap.parse_args(argv)
     if args.library:
@@ -96,23 +101,34 @@ def main(argv=None):
             x = torch.randn(M, K, device="cuda").to(dtype)
             res = dict(shape=name, K=K, N=N, M=M, group=args.group, zp=args.zp, act=args.act, dtype=args.dtype,
                        copies=copies_for(w_bytes), bytes=w_bytes)
-            for a in arms if mi % 2 == 0 else arms[::-1]:
-                arm = built[a]
-                if isinstance(arm, str):
-                    res[a] = {"error": arm}
+            timings = {}
+            for order in arm_orders(arms, mi, args.orders):
+                for a in order:
+                    arm = built[a]
+                    if isinstance(arm, str):
+                        res[a] = {"error": arm}
+                        continue
+                    if a in res:  # failed in an earlier pass
+                        continue
+                    xa = x.to(arm.dtype)
+                    try:
+                        if a not in timings:  # checked once, before its first timing
+                            chk = arm.check(xa)
+                            if not chk["ok"]:
+                                raise AssertionError(f"failed its float64 check: {chk}")
+                            timings[a] = (chk, [])
+                        timings[a][1].append(graph_time_us(arm.calls(xa)))
+                    except Exception as e:  # recorded and reported; the other arms still run
+                        res[a] = {"error": f"{type(e).__name__}: {e}"}
+                        failures.append(f"{name} M={M} {a}: {res[a]['error']}")
+                        print(f"   {name} M={M}: arm {a} FAILED: {res[a]['error']}", flush=True)
+            for a, (chk, passes) in timings.items():
+                if a in res:
                     continue
-                xa = x.to(arm.dtype)
-                try:
-                    chk = arm.check(xa)
-                    if not chk["ok"]:
-                        raise AssertionError(f"failed its float64 check: {chk}")
-                    res[a] = dict(graph_time_us(arm.calls(xa)), check=chk, copies=arm.copies, bytes_per_copy=arm.nbytes)
-                    if a == "mate":
-                        res[a]["plan"] = launch_plan(torch, arm, xa)
-                except Exception as e:  # recorded and reported; the other arms still run
-                    res[a] = {"error": f"{type(e).__name__}: {e}"}
-                    failures.append(f"{name} M={M} {a}: {res[a]['error']}")
-                    print(f"   {name} M={M}: arm {a} FAILED: {res[a]['error']}", flush=True)
+                arm = built[a]
+                res[a] = dict(combine_passes(passes), check=chk, copies=arm.copies, bytes_per_copy=arm.nbytes)
+                if a == "mate":
+                    res[a]["plan"] = launch_plan(torch, arm, x.to(arm.dtype))
             if "mate" in built and not isinstance(built["mate"], str):
                 forced_variants(torch, built["mate"], x, res, args.variants, graph_time_us, name, M)
             rows.append(res)
@@ -127,7 +143,9 @@ def main(argv=None):
             torch=torch.__version__, arms=arms, failures=failures,
             method="CUDA graph of back-to-back calls over rotating weight copies (>= 10x 60 MB L2, each arm its own "
                    "format), 2 warm-up replays topped up to 30 ms of GPU time (bench/timing.py WARMUP_MS) + 7 timed replays; per-call median/min/max (us); arms interleaved per M, order "
-                   "alternating; each arm checked against float64 (rel_err, worst_col <= 5x bound) before timing",
+                   "alternating" + (", every M timed in both orders (median of the two passes' medians; passes kept)" if args.orders == 2 else "")
+                   + "; each arm checked against float64 (rel_err, worst_col <= 5x bound) before timing",
+            orders=args.orders,
             rows=rows), indent=1))
     if args.png:
         plot(rows, args.png)
@@ -135,6 +153,28 @@ def main(argv=None):
         print(f"{len(failures)} arm failure(s):\n  " + "\n  ".join(failures), file=sys.stderr)
         return 1
     return 0
+
+
+def arm_orders(arms, mi, orders):
+    """The arm orders of the mi-th M: one pass, reversed at every other M; with orders = 2 that
+    pass and its reverse, so each arm is timed once before and once after each other arm (the
+    arm right after cuBLAS reads 5-16 % slow at prefill sizes: bench/NOTES.md session 22)."""
+    first = list(arms) if mi % 2 == 0 else list(arms)[::-1]
+    return [first] if orders == 1 else [first, first[::-1]]
+
+
+def combine_passes(passes):
+    """One arm's timings over its passes (graph_time_us dicts): the median of the passes' medians,
+    the extremes over all of them; with several passes, the passes themselves too."""
+    meds = sorted(p["median_us"] for p in passes)
+    n = len(meds)
+    out = dict(passes[0])
+    out["median_us"] = meds[n // 2] if n % 2 else (meds[n // 2 - 1] + meds[n // 2]) / 2
+    out["min_us"] = min(p["min_us"] for p in passes)
+    out["max_us"] = max(p["max_us"] for p in passes)
+    if n > 1:
+        out["passes"] = list(passes)
+    return out
 
 
 def launch_plan(torch, arm, x):

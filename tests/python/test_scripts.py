@@ -189,6 +189,40 @@ def test_decode_refuses_an_unknown_arm():
     assert r.returncode == 2 and "unknown arm 'cublas'" in r.stderr, r.stderr
 
 
+def _decode_module():
+    spec = importlib.util.spec_from_file_location("bench_decode", BENCH / "decode.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("mi", [0, 1])
+def test_decode_both_orders_put_every_arm_before_and_after_every_other(mi):
+    """--orders 2 (the arm right after cuBLAS reads slow at prefill sizes): each M's two passes
+    time every arm once, and every arm runs once right after each neighbour it has in one pass
+    and once right before it; --orders 1 keeps one pass, reversed at every other M."""
+    d = _decode_module()
+    arms = ["read", "mate", "fp16"]
+    (one,) = d.arm_orders(arms, mi, 1)
+    assert one == (arms if mi % 2 == 0 else arms[::-1])
+    first, second = d.arm_orders(arms, mi, 2)
+    assert first == one and second == one[::-1]
+    assert sorted(first) == sorted(second) == sorted(arms)
+    follows = lambda order: {(order[i], order[i + 1]) for i in range(len(order) - 1)}  # (before, after)
+    assert follows(second) == {(b, a) for a, b in follows(first)}
+
+
+def test_decode_combines_passes_by_the_median_of_medians():
+    d = _decode_module()
+    p1 = {"median_us": 10.0, "min_us": 9.5, "max_us": 12.0, "calls": 4}
+    p2 = {"median_us": 12.0, "min_us": 11.0, "max_us": 13.0, "calls": 4}
+    one = d.combine_passes([p1])
+    assert one == p1 and "passes" not in one  # a single pass is reported as it was
+    both = d.combine_passes([p1, p2])
+    assert both["median_us"] == 11.0 and both["min_us"] == 9.5 and both["max_us"] == 13.0 and both["calls"] == 4
+    assert both["passes"] == [p1, p2] and d.combine_passes([p2, p1])["median_us"] == 11.0
+
+
 def test_decode_step_dry_run_checks_every_arm():
     r = _dry("decode_step.py")
     assert r.returncode == 0, r.stdout + r.stderr

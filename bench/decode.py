@@ -201,8 +201,7 @@ def forced_variants(torch, mate_arm, x, res, variants, graph_time_us, name, M):
         try:
             torch.ops.mate._force_variant(sym or None)
             torch.ops.mate._force_split(int(split) if split else None)
-            mate_arm.prepare(M)  # the forced plan's workspace
-            chk = mate_arm.check(x)
+            chk = mate_arm.check(x)  # (check and calls size the buffers for the forced plan)
             if not chk["ok"]:
                 raise AssertionError(f"failed its float64 check: {chk}")
             res[arm] = dict(graph_time_us(mate_arm.calls(x)), check=chk, plan=launch_plan(torch, mate_arm, x))
@@ -214,7 +213,6 @@ def forced_variants(torch, mate_arm, x, res, variants, graph_time_us, name, M):
             torch.ops.mate._force_variant(None)
             torch.ops.mate._force_split(None)
     if forced:
-        mate_arm.prepare(M)  # the routed plan's buffers again
         best = sorted((res[k]["median_us"], k) for k in res if (k == "mate" or k in forced) and "median_us" in res[k])
         print(f"   {name} M={M}: " + "  ".join(f"{k.replace('mate_dec_', '')}={t:.2f}" for t, k in best[:6]), flush=True)
 

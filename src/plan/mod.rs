@@ -137,12 +137,18 @@ static FORCED: RwLock<Option<String>> = RwLock::new(None);
 /// Test / lab: the split of every bulk and bwg plan (`torch.ops.mate._force_split`); 0 = none.
 static FORCED_SPLIT: AtomicI64 = AtomicI64::new(0);
 
+/// A process-wide override's stored value: a positive `value`, or 0 for None (cleared); else the
+/// named error (`arg`, the value, `rule`).
+fn positive_or_cleared(value: Option<i64>, arg: &'static str, rule: &str) -> Result<i64> {
+    match value {
+        None => Ok(0),
+        Some(n) if n > 0 => Ok(n),
+        Some(n) => Err(arg_err(arg, n, rule)),
+    }
+}
+
 pub fn set_num_sms(limit: Option<i64>) -> Result<()> {
-    let v = match limit {
-        None => 0,
-        Some(n) if n > 0 => n,
-        Some(n) => return Err(arg_err("num_sms", n, "must be a positive SM count, or None to clear the limit")),
-    };
+    let v = positive_or_cleared(limit, "num_sms", "must be a positive SM count, or None to clear the limit")?;
     SM_LIMIT.store(v, Ordering::Relaxed);
     Ok(())
 }
@@ -172,11 +178,7 @@ pub fn force_variant(symbol: Option<&str>) -> Result<()> {
 /// splits of one layer in one process: between processes identical plans move up to 10 % at
 /// 128-512 tokens (bench/NOTES.md session 22), and the environment variable is read once.
 pub fn force_split(split: Option<i64>) -> Result<()> {
-    let v = match split {
-        None => 0,
-        Some(n) if n > 0 => n,
-        Some(n) => return Err(arg_err("split", n, "must be a positive number of CTAs per tile (bulk and bwg plans), or None to restore planning")),
-    };
+    let v = positive_or_cleared(split, "split", "must be a positive number of CTAs per tile (bulk and bwg plans), or None to restore planning")?;
     FORCED_SPLIT.store(v, Ordering::Relaxed);
     Ok(())
 }

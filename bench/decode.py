@@ -19,6 +19,7 @@ Headline config: group 128, symmetric, fp16, no act order.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -63,6 +64,10 @@ def main(argv=None):
     ap.add_argument("--orders", type=int, choices=(1, 2), default=1,
                     help="2: time every M's arms in both orders and report each arm's median over the two "
                          "(at prefill sizes the arm right after cuBLAS reads 5-16 %% slow: bench/NOTES.md session 22)")
+    ap.add_argument("--sustain-ms", type=float, default=None,
+                    help="GPU time of warm-up replays before each arm's timed ones (default: bench/timing.py "
+                         "WARMUP_MS, 30 ms); ~1000 puts every prefill arm at its own power-capped steady clock "
+                         "(short bursts land anywhere on the clock's fall: bench/NOTES.md session 23)")
     ap.add_argument("--dry-run", action="store_true", help="CPU, tiny shapes, Triton interpreted: build and check every arm, no timing")
     args = ap.parse_args(argv)
     if args.library:
@@ -73,6 +78,11 @@ def main(argv=None):
 
     import mate  # noqa: F401
     from bench import arms as A
+    from bench.timing import WARMUP_MS
+
+    sustain_ms = WARMUP_MS if args.sustain_ms is None else args.sustain_ms
+    if sustain_ms < WARMUP_MS:
+        ap.error(f"--sustain-ms {args.sustain_ms:g}: below WARMUP_MS = {WARMUP_MS:g}, the warm-up every arm gets; give {WARMUP_MS:g} or more")
 
     dtype = getattr(torch, args.dtype)
     arms = args.arms.split(",")
@@ -82,6 +92,7 @@ def main(argv=None):
     if args.dry_run:
         return dry_run(torch, A, arms, args, dtype)
     from bench.timing import copies_for, graph_time_us
+    graph_time_us = functools.partial(graph_time_us, warmup_ms=sustain_ms)
 
     torch.manual_seed(0)
     rows, failures = [], []
@@ -142,10 +153,10 @@ def main(argv=None):
             what="bench/decode.py", gpu=torch.cuda.get_device_name(), **provenance(ROOT, args.library), date=time.strftime("%Y-%m-%d"),
             torch=torch.__version__, arms=arms, failures=failures,
             method="CUDA graph of back-to-back calls over rotating weight copies (>= 10x 60 MB L2, each arm its own "
-                   "format), 2 warm-up replays topped up to 30 ms of GPU time (bench/timing.py WARMUP_MS) + 7 timed replays; per-call median/min/max (us); arms interleaved per M, order "
+                   "format), 2 warm-up replays topped up to " + f"{sustain_ms:g}" + " ms of GPU time (bench/timing.py WARMUP_MS = 30; more: --sustain-ms) + 7 timed replays, the SM clock (NVML) after each; per-call median/min/max (us); arms interleaved per M, order "
                    "alternating" + (", every M timed in both orders (median of the two passes' medians; passes kept)" if args.orders == 2 else "")
                    + "; each arm checked against float64 (rel_err, worst_col <= 5x bound) before timing",
-            orders=args.orders,
+            orders=args.orders, sustain_ms=sustain_ms,
             rows=rows), indent=1))
     if args.png:
         plot(rows, args.png)
@@ -172,6 +183,10 @@ def combine_passes(passes):
     out["median_us"] = meds[n // 2] if n % 2 else (meds[n // 2 - 1] + meds[n // 2]) / 2
     out["min_us"] = min(p["min_us"] for p in passes)
     out["max_us"] = max(p["max_us"] for p in passes)
+    clocks = sorted(p["sm_clock_mhz"] for p in passes if "sm_clock_mhz" in p)
+    out.pop("sm_clock_mhz", None)
+    if len(clocks) == n:
+        out["sm_clock_mhz"] = clocks[n // 2] if n % 2 else (clocks[n // 2 - 1] + clocks[n // 2]) / 2
     if n > 1:
         out["passes"] = list(passes)
     return out
@@ -232,6 +247,9 @@ def table_line(res, arms):
         line += f"  mate/read {mate / read:5.2f}"
     if mate and fp16:
         line += f"  fp16/mate {fp16 / mate:5.2f}"
+    clocks = [f"{arm} {res[arm]['sm_clock_mhz']:.0f}" for arm in arms if isinstance(res.get(arm), dict) and "sm_clock_mhz" in res[arm]]
+    if clocks:
+        line += "  MHz " + " ".join(clocks)
     return line
 
 

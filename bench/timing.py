@@ -48,10 +48,11 @@ def capture(calls) -> "torch.cuda.CUDAGraph":
 WARMUP_MS = 30.0
 
 
-def replay_us(g, replays: int, warmup: int, before=None) -> list:
+def replay_us(g, replays: int, warmup: int, before=None, warmup_ms: float = WARMUP_MS, clock=None) -> list:
     """Microseconds of each of `replays` replays of graph `g` between CUDA events, after `warmup`
-    untimed ones, topped up to WARMUP_MS of GPU time (warmup = 0: none, for callers that interleave
-    arms in rounds); `before` (optional) runs ahead of every replay, outside the timed span."""
+    untimed ones, topped up to `warmup_ms` of GPU time (warmup = 0: none, for callers that interleave
+    arms in rounds); `before` (optional) runs ahead of every replay, outside the timed span; `clock`
+    (optional, a list) receives the SM clock (MHz, NVML) after each timed replay."""
     def run():
         if before is not None:
             before()
@@ -60,21 +61,24 @@ def replay_us(g, replays: int, warmup: int, before=None) -> list:
     for _ in range(warmup):
         run()
     if warmup == 0:
-        return timed(g, before, replays)
+        return timed(g, before, replays, clock)
     a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     a.record()
     run()
     b.record()
     b.synchronize()
     one_ms = max(a.elapsed_time(b), 1e-3)
-    for _ in range(min(500, int((WARMUP_MS - (warmup + 1) * one_ms) / one_ms) + 1)):
+    cap = 500 if warmup_ms <= WARMUP_MS else 100_000  # (a sustained warm-up of short graphs needs many)
+    for _ in range(min(cap, int((warmup_ms - (warmup + 1) * one_ms) / one_ms) + 1)):
         run()
     torch.cuda.synchronize()
-    return timed(g, before, replays)
+    return timed(g, before, replays, clock)
 
 
-def timed(g, before, replays: int) -> list:
-    """Microseconds of each of `replays` replays of `g` between CUDA events (`before` outside)."""
+def timed(g, before, replays: int, clock=None) -> list:
+    """Microseconds of each of `replays` replays of `g` between CUDA events (`before` outside);
+    `clock` (optional list): the SM clock after each replay, where NVML answers."""
+    read_clock = sm_clock_reader() if clock is not None else None
     ts = []
     for _ in range(replays):
         if before is not None:
@@ -85,14 +89,41 @@ def timed(g, before, replays: int) -> list:
         b.record()
         b.synchronize()
         ts.append(a.elapsed_time(b) * 1e3)
+        if read_clock is not None:
+            clock.append(read_clock())
     return ts
 
 
-def graph_time_us(calls, replays: int = 7, warmup: int = 2) -> dict:
+_CLOCK = []
+
+
+def sm_clock_reader():
+    """A zero-arg callable giving the current device's SM clock in MHz (NVML), or None where
+    pynvml is missing or NVML does not answer (the timings stand without it)."""
+    if not _CLOCK:
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            h = pynvml.nvmlDeviceGetHandleByIndex(torch.cuda.current_device())
+            pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM)
+            _CLOCK.append(lambda: pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM))
+        except Exception:
+            _CLOCK.append(None)
+    return _CLOCK[0]
+
+
+def graph_time_us(calls, replays: int = 7, warmup: int = 2, warmup_ms: float = WARMUP_MS) -> dict:
     """`calls` is a list of zero-arg callables, one per rotating copy; the graph runs each once.
-    Returns per-call microseconds: median, min, max over `replays` replays."""
-    per_call = [t / len(calls) for t in replay_us(capture(calls), replays, warmup)]
-    return {**stats(per_call), "calls": len(calls)}
+    Returns per-call microseconds: median, min, max over `replays` replays, after `warmup_ms` of
+    warm-up replays (a long one, ~1 s, brings a prefill arm to its own power-capped clock:
+    bench/NOTES.md session 23), and the median SM clock over the timed replays where NVML answers."""
+    clock = []
+    per_call = [t / len(calls) for t in replay_us(capture(calls), replays, warmup, warmup_ms=warmup_ms, clock=clock)]
+    out = {**stats(per_call), "calls": len(calls)}
+    if clock and None not in clock:
+        out["sm_clock_mhz"] = statistics.median(clock)
+    return out
 
 
 def provenance(root, library) -> dict:

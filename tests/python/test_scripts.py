@@ -189,6 +189,11 @@ def test_decode_refuses_an_unknown_arm():
     assert r.returncode == 2 and "unknown arm 'cublas'" in r.stderr, r.stderr
 
 
+def test_decode_refuses_a_sustain_below_the_warm_up():
+    r = _dry("decode.py", "--sustain-ms", "5")
+    assert r.returncode == 2 and "--sustain-ms 5: below WARMUP_MS = 30" in r.stderr, r.stderr
+
+
 def _decode_module():
     spec = importlib.util.spec_from_file_location("bench_decode", BENCH / "decode.py")
     mod = importlib.util.module_from_spec(spec)
@@ -221,6 +226,10 @@ def test_decode_combines_passes_by_the_median_of_medians():
     both = d.combine_passes([p1, p2])
     assert both["median_us"] == 11.0 and both["min_us"] == 9.5 and both["max_us"] == 13.0 and both["calls"] == 4
     assert both["passes"] == [p1, p2] and d.combine_passes([p2, p1])["median_us"] == 11.0
+    assert "sm_clock_mhz" not in both  # no clock where NVML did not answer
+    c1, c2 = dict(p1, sm_clock_mhz=1980.0), dict(p2, sm_clock_mhz=1400.0)
+    assert d.combine_passes([c1, c2])["sm_clock_mhz"] == 1690.0
+    assert "sm_clock_mhz" not in d.combine_passes([c1, p2])  # a clock for every pass or none
 
 
 def test_decode_step_dry_run_checks_every_arm():

@@ -6,7 +6,8 @@ runs say nothing about the refill; bwg's wrapping cases report hazards (bench/NO
     compute-sanitizer --tool racecheck python3 bench/lab/racecheck_wrap.py mate_bulk_f16_sym_m16_n128_whole
 (then the same with mate_bwg_f16_sym_m32_n128_whole). `SYMBOL@K` picks another K (a multiple of 64;
 an odd number of chunks reaches the one-chunk last stages), `SYMBOL@K@SMS` also the SM count the
-plan is sized for (fewer SMs: deeper split parts)."""
+plan is sized for (fewer SMs: deeper split parts), `SYMBOL@K@SMS@SPLIT` also a forced split
+(torch.ops.mate._force_split: more parts than the SMs hold makes the 128/256-token tiles stream-K)."""
 import sys
 sys.path[:0] = ["torch_ops", "tests/python"]
 import torch, mate  # noqa
@@ -15,6 +16,7 @@ for arg in sys.argv[1:]:  # one sanitizer start for several variants
     sym, *rest = arg.split("@")
     K = int(rest[0]) if rest else 4096
     sms = int(rest[1]) if len(rest) > 1 else None  # SYMBOL@K@SMS: the plan for that SM count
+    torch.ops.mate._force_split(int(rest[2]) if len(rest) > 2 else None)
     dt = torch.bfloat16 if "_bf16_" in sym else torch.float16
     ck = random_gptq(K, 448 if "_n112_" in sym else 640 if "_n160_" in sym else 128, 128 if K % 128 == 0 else 64, "_sym_" in sym, dt, "cuda")
     fr = frame_from_gptq_v2(ck)

@@ -22,6 +22,7 @@ Qwen2-1.5B mate <= 1.5x read and fp16 >= 2x mate. Headline config: g128, symmetr
 from __future__ import annotations
 
 import argparse
+import statistics
 import json
 import os
 import sys
@@ -170,10 +171,15 @@ def time_interleaved(torch, graphs: dict, rounds=7, per_round=3, warmup=2):
             graphs[n].replay()
     torch.cuda.synchronize()
     samples = {n: [] for n in names}
+    clocks = {n: [] for n in names}  # the SM clock (NVML) after each replay, where it answers
     for r in range(rounds):
         for n in names if r % 2 == 0 else names[::-1]:
-            samples[n] += replay_us(graphs[n], per_round, 0)
-    return {n: dict(stats(v), samples=len(v)) for n, v in samples.items()}
+            samples[n] += replay_us(graphs[n], per_round, 0, clock=clocks[n])
+    out = {n: dict(stats(v), samples=len(v)) for n, v in samples.items()}
+    for n in names:
+        if clocks[n] and None not in clocks[n]:
+            out[n]["sm_clock_mhz"] = statistics.median(clocks[n])
+    return out
 
 
 def verdict(model, steps):
@@ -260,7 +266,7 @@ def main(argv=None):
                    f"own weights (no rotation beyond the model); activations reused, outputs not chained; eager warm-up, "
                    f"2 warm-up replays, then {args.rounds} rounds x 3 replays with arms interleaved and the order "
                    f"alternating; per-step median/min/max (us); each arm checked against float64 (layer 0 of every "
-                   f"projection) first",
+                   f"projection) first; the SM clock (NVML) after each timed replay, median per arm (sm_clock_mhz)",
             rows=rows), indent=1))
     if failures:
         print(f"{len(failures)} arm failure(s):\n  " + "\n  ".join(failures), file=sys.stderr)
@@ -281,6 +287,9 @@ def line(row):
         s += f"  target read<={tg['mate/read_max']}: {'met' if tg['mate/read_met'] else 'MISSED'}"
     if "fp16/mate_met" in tg:
         s += f"  fp16>={tg['fp16/mate_min']}x: {'met' if tg['fp16/mate_met'] else 'MISSED'}"
+    clocks = [f"{a} {row['steps'][a]['sm_clock_mhz']:.0f}" for a in ARMS if "sm_clock_mhz" in row["steps"].get(a, {})]
+    if clocks:
+        s += "  MHz " + " ".join(clocks)
     return s
 
 

@@ -9,7 +9,9 @@ copies of its own format and is checked against float64 at every (shape, M) befo
 an arm that fails its check (or cannot be built) is recorded with its error, not timed, and the
 script exits 1 after writing the JSON. Arms run interleaved per M, order alternating; with
 --orders 2 every M runs in both orders and each arm reports the median of its two passes (at
-prefill sizes the arm right after cuBLAS reads 5-16 % slow; bench/NOTES.md session 22).
+prefill sizes the arm right after cuBLAS reads 5-16 % slow; bench/NOTES.md session 22); forced
+arms (--variants) take their turns with the others. Prefill sizes also want --sustain-ms 1000
+(the power-capped clock; README, bench/NOTES.md session 23).
 Headline config: group 128, symmetric, fp16, no act order.
 
     python3 bench/decode.py --library target/release/libmate.so --json OUT.json [--png OUT.png]
@@ -19,6 +21,7 @@ Headline config: group 128, symmetric, fp16, no act order.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import os
@@ -60,7 +63,8 @@ def main(argv=None):
     ap.add_argument("--dtype", default="float16")
     ap.add_argument("--variants", default="",
                     help="comma list of extra mate arms, each a variant symbol to force, SYMBOL@S (also split S: CTAs per "
-                         "tile of bulk / bwg plans), @S (the routed variant, split S), or 'dec' (every dec variant)")
+                         "tile of bulk / bwg plans), @S (the routed variant, split S), or 'dec' (every dec variant); "
+                         "they take their turns with the other arms (both orders with --orders 2)")
     ap.add_argument("--orders", type=int, choices=(1, 2), default=1,
                     help="2: time every M's arms in both orders and report each arm's median over the two "
                          "(at prefill sizes the arm right after cuBLAS reads 5-16 %% slow: bench/NOTES.md session 22)")
@@ -112,36 +116,52 @@ def main(argv=None):
             x = torch.randn(M, K, device="cuda").to(dtype)
             res = dict(shape=name, K=K, N=N, M=M, group=args.group, zp=args.zp, act=args.act, dtype=args.dtype,
                        copies=copies_for(w_bytes), bytes=w_bytes)
-            timings = {}
-            for order in arm_orders(arms, mi, args.orders):
+            timings, plans, skipped = {}, {}, set()
+            mate_ok = "mate" in built and not isinstance(built["mate"], str)
+            forced = forced_specs(torch, args.variants) if mate_ok else []
+            # the forced arms take their turns with the others (both orders with --orders 2)
+            for order in arm_orders(arms + forced, mi, args.orders):
                 for a in order:
-                    arm = built[a]
+                    is_forced = a in forced and a not in arms
+                    arm = built["mate"] if is_forced else built[a]
                     if isinstance(arm, str):
                         res[a] = {"error": arm}
                         continue
-                    if a in res:  # failed in an earlier pass
+                    if a in res or a in skipped:  # failed, or cannot serve, in an earlier pass
                         continue
                     xa = x.to(arm.dtype)
                     try:
-                        if a not in timings:  # checked once, before its first timing
-                            chk = arm.check(xa)
-                            if not chk["ok"]:
-                                raise AssertionError(f"failed its float64 check: {chk}")
-                            timings[a] = (chk, [])
-                        timings[a][1].append(graph_time_us(arm.calls(xa)))
+                        with forcing(torch, a) if is_forced else contextlib.nullcontext():
+                            if a not in timings:  # checked once, before its first timing
+                                chk = arm.check(xa)  # (check and calls size the buffers for a forced plan)
+                                if not chk["ok"]:
+                                    raise AssertionError(f"failed its float64 check: {chk}")
+                                timings[a] = (chk, [])
+                                if is_forced:
+                                    plans[a] = launch_plan(torch, arm, xa)
+                            timings[a][1].append(graph_time_us(arm.calls(xa)))
                     except Exception as e:  # recorded and reported; the other arms still run
+                        if is_forced and "cannot serve" in str(e):  # a forced variant that cannot serve this M / dtype
+                            skipped.add(a)
+                            timings.pop(a, None)
+                            continue
                         res[a] = {"error": f"{type(e).__name__}: {e}"}
-                        failures.append(f"{name} M={M} {a}: {res[a]['error']}")
+                        if not is_forced:  # (a forced arm's failure is recorded in its row, not fatal)
+                            failures.append(f"{name} M={M} {a}: {res[a]['error']}")
                         print(f"   {name} M={M}: arm {a} FAILED: {res[a]['error']}", flush=True)
             for a, (chk, passes) in timings.items():
                 if a in res:
+                    continue
+                if a in plans:
+                    res[a] = dict(combine_passes(passes), check=chk, plan=plans[a])
                     continue
                 arm = built[a]
                 res[a] = dict(combine_passes(passes), check=chk, copies=arm.copies, bytes_per_copy=arm.nbytes)
                 if a == "mate":
                     res[a]["plan"] = launch_plan(torch, arm, x.to(arm.dtype))
-            if "mate" in built and not isinstance(built["mate"], str):
-                forced_variants(torch, built["mate"], x, res, args.variants, graph_time_us, name, M)
+            if forced:
+                best = sorted((res[k]["median_us"], k) for k in res if (k == "mate" or k in forced) and "median_us" in res.get(k, {}))
+                print(f"   {name} M={M}: " + "  ".join(f"{k.replace('mate_dec_', '')}={t:.2f}" for t, k in best[:6]), flush=True)
             rows.append(res)
             print(table_line(res, arms), flush=True)
         del built
@@ -204,32 +224,26 @@ def launch_plan(torch, arm, x):
     return log
 
 
-def forced_variants(torch, mate_arm, x, res, variants, graph_time_us, name, M):
-    """--variants: extra mate arms with a kernel variant and / or a split forced (a variant that
-    cannot serve this M / dtype is skipped), each in this process, so arms compare within it."""
+def forced_specs(torch, variants):
+    """--variants: extra mate arms, each a variant symbol to force, SYMBOL@S, @S (the routed
+    variant, split S), or 'dec' (every dec variant)."""
     if variants == "dec":
-        forced = [v for v in torch.ops.mate._variants() if "_dec_" in v]
-    else:
-        forced = [v for v in variants.split(",") if v]
-    for arm in forced:
-        sym, _, split = arm.partition("@")
-        try:
-            torch.ops.mate._force_variant(sym or None)
-            torch.ops.mate._force_split(int(split) if split else None)
-            chk = mate_arm.check(x)  # (check and calls size the buffers for the forced plan)
-            if not chk["ok"]:
-                raise AssertionError(f"failed its float64 check: {chk}")
-            res[arm] = dict(graph_time_us(mate_arm.calls(x)), check=chk, plan=launch_plan(torch, mate_arm, x))
-        except Exception as e:
-            if "cannot serve" not in str(e):  # (a variant that cannot serve this M / dtype is skipped)
-                res[arm] = {"error": f"{type(e).__name__}: {e}"}
-                print(f"   {name} M={M}: arm {arm} FAILED: {res[arm]['error']}", flush=True)
-        finally:
-            torch.ops.mate._force_variant(None)
-            torch.ops.mate._force_split(None)
-    if forced:
-        best = sorted((res[k]["median_us"], k) for k in res if (k == "mate" or k in forced) and "median_us" in res[k])
-        print(f"   {name} M={M}: " + "  ".join(f"{k.replace('mate_dec_', '')}={t:.2f}" for t, k in best[:6]), flush=True)
+        return [v for v in torch.ops.mate._variants() if "_dec_" in v]
+    return [v for v in variants.split(",") if v]
+
+
+@contextlib.contextmanager
+def forcing(torch, spec):
+    """The plans of the mate arm with `spec`'s variant and / or split forced (test / lab hooks),
+    planning restored after."""
+    sym, _, split = spec.partition("@")
+    try:
+        torch.ops.mate._force_variant(sym or None)
+        torch.ops.mate._force_split(int(split) if split else None)
+        yield
+    finally:
+        torch.ops.mate._force_variant(None)
+        torch.ops.mate._force_split(None)
 
 
 def us(res, arm):

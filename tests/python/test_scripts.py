@@ -232,6 +232,50 @@ def test_decode_combines_passes_by_the_median_of_medians():
     assert "sm_clock_mhz" not in d.combine_passes([c1, p2])  # a clock for every pass or none
 
 
+class _ForceRecorder:
+    """A stand-in for torch with the two test / lab hooks decode.py's forced arms use."""
+
+    def __init__(self):
+        self.calls = []
+        outer = self
+
+        class Mate:
+            def _force_variant(self, v):
+                outer.calls.append(("variant", v))
+
+            def _force_split(self, s):
+                outer.calls.append(("split", s))
+
+            def _variants(self):
+                return ["mate_dec_a", "mate_bulk_b", "mate_dec_c"]
+
+        self.ops = type("Ops", (), {"mate": Mate()})()
+
+
+def test_decode_forced_arms_set_and_restore_the_hooks():
+    """--variants: SYMBOL@S forces both, @S only the split, SYMBOL only the variant; planning is
+    restored after each timing, also when it fails; 'dec' lists every dec variant."""
+    d = _decode_module()
+    t = _ForceRecorder()
+    with d.forcing(t, "mate_bwg_x@3"):
+        assert t.calls == [("variant", "mate_bwg_x"), ("split", 3)]
+    assert t.calls[2:] == [("variant", None), ("split", None)]
+    t.calls.clear()
+    with pytest.raises(RuntimeError):
+        with d.forcing(t, "@4"):
+            raise RuntimeError("a failed timing")
+    assert t.calls == [("variant", None), ("split", 4), ("variant", None), ("split", None)]
+    t.calls.clear()
+    with d.forcing(t, "mate_bulk_b"):
+        pass
+    assert t.calls == [("variant", "mate_bulk_b"), ("split", None), ("variant", None), ("split", None)]
+    assert d.forced_specs(t, "dec") == ["mate_dec_a", "mate_dec_c"]
+    assert d.forced_specs(t, "@2,,mate_x@1") == ["@2", "mate_x@1"]
+    # the forced arms take their turns: in both orders with the main arms
+    first, second = d.arm_orders(["mate", "fp16"] + ["@2", "@4"], 0, 2)
+    assert first == ["mate", "fp16", "@2", "@4"] and second == first[::-1]
+
+
 def test_decode_step_dry_run_checks_every_arm():
     r = _dry("decode_step.py")
     assert r.returncode == 0, r.stdout + r.stderr

@@ -25,6 +25,7 @@ import contextlib
 import functools
 import json
 import os
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -112,13 +113,13 @@ def main(argv=None):
                 built[a] = f"{type(e).__name__}: {e}"
                 failures.append(f"{name} {a}: {built[a]}")
                 print(f"   {name}: arm {a} not built: {built[a]}", flush=True)
+        mate_ok = "mate" in built and not isinstance(built["mate"], str)
+        forced = forced_specs(torch, args.variants) if mate_ok else []
         for mi, M in enumerate(map(int, args.m.split(","))):
             x = torch.randn(M, K, device="cuda").to(dtype)
             res = dict(shape=name, K=K, N=N, M=M, group=args.group, zp=args.zp, act=args.act, dtype=args.dtype,
                        copies=copies_for(w_bytes), bytes=w_bytes)
             timings, plans, skipped = {}, {}, set()
-            mate_ok = "mate" in built and not isinstance(built["mate"], str)
-            forced = forced_specs(torch, args.variants) if mate_ok else []
             # the forced arms take their turns with the others (both orders with --orders 2)
             for order in arm_orders(arms + forced, mi, args.orders):
                 for a in order:
@@ -197,17 +198,15 @@ def arm_orders(arms, mi, orders):
 def combine_passes(passes):
     """One arm's timings over its passes (graph_time_us dicts): the median of the passes' medians,
     the extremes over all of them; with several passes, the passes themselves too."""
-    meds = sorted(p["median_us"] for p in passes)
-    n = len(meds)
     out = dict(passes[0])
-    out["median_us"] = meds[n // 2] if n % 2 else (meds[n // 2 - 1] + meds[n // 2]) / 2
+    out["median_us"] = statistics.median(p["median_us"] for p in passes)
     out["min_us"] = min(p["min_us"] for p in passes)
     out["max_us"] = max(p["max_us"] for p in passes)
-    clocks = sorted(p["sm_clock_mhz"] for p in passes if "sm_clock_mhz" in p)
+    clocks = [p["sm_clock_mhz"] for p in passes if "sm_clock_mhz" in p]
     out.pop("sm_clock_mhz", None)
-    if len(clocks) == n:
-        out["sm_clock_mhz"] = clocks[n // 2] if n % 2 else (clocks[n // 2 - 1] + clocks[n // 2]) / 2
-    if n > 1:
+    if len(clocks) == len(passes):  # a clock for every pass or none
+        out["sm_clock_mhz"] = statistics.median(clocks)
+    if len(passes) > 1:
         out["passes"] = list(passes)
     return out
 

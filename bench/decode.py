@@ -225,7 +225,8 @@ def launch_plan(torch, arm, x):
 
 def forced_specs(torch, variants):
     """--variants: extra mate arms, each a variant symbol to force, SYMBOL@S, @S (the routed
-    variant, split S), or 'dec' (every dec variant)."""
+    variant, split S), any of these (or nothing: the routed plan) with /nopairs (bwg's paired
+    splits planned unpaired: torch.ops.mate._pairs(False)), or 'dec' (every dec variant)."""
     if variants == "dec":
         return [v for v in torch.ops.mate._variants() if "_dec_" in v]
     return [v for v in variants.split(",") if v]
@@ -235,14 +236,21 @@ def forced_specs(torch, variants):
 def forcing(torch, spec):
     """The plans of the mate arm with `spec`'s variant and / or split forced (test / lab hooks),
     planning restored after."""
+    spec, _, flag = spec.partition("/")
+    if flag not in ("", "nopairs"):
+        raise ValueError(f"--variants: {spec}/{flag}: the only flag after '/' is 'nopairs'")
     sym, _, split = spec.partition("@")
     try:
         torch.ops.mate._force_variant(sym or None)
         torch.ops.mate._force_split(int(split) if split else None)
+        if flag:
+            torch.ops.mate._pairs(False)
         yield
     finally:
         torch.ops.mate._force_variant(None)
         torch.ops.mate._force_split(None)
+        if flag:
+            torch.ops.mate._pairs(True)
 
 
 def us(res, arm):

@@ -149,6 +149,8 @@ void force_split(std::optional<int64_t> n) {
   call_rust([&] { mate::ffi::force_split(n.has_value(), n.value_or(0)); });
 }
 
+void allow_pairs(bool allow) { mate::ffi::allow_pairs(allow); }
+
 std::vector<std::string> variant_names() {
   std::vector<std::string> out;
   for (const auto& v : mate::ffi::variant_names()) out.emplace_back(std::string(v));
@@ -191,6 +193,8 @@ TORCH_LIBRARY(mate, m) {
   // Test / lab: the split of every bulk and bwg plan (CTAs per tile, as MATE_BULK_SPLIT, which it
   // overrides); None restores planning.
   m.def("_force_split(int? split) -> ()", &force_split);
+  // Test / lab: False plans bwg's paired even splits unpaired (no 2-CTA clusters); True restores.
+  m.def("_pairs(bool allow) -> ()", &allow_pairs);
   // Debug hook: _launch_log(True) starts recording launches, _launch_log(False) stops; each call
   // returns the records since the previous one ("kernel=... grid=x,y,z ... sms=... split=...").
   m.def("_launch_log(bool enable) -> str[]", &launch_log);

@@ -29,6 +29,7 @@
 // boxes, not gathered); the planner sends act-order frames elsewhere.
 #pragma once
 #include "bulk.cuh"
+#include "cluster.cuh"
 #include "dec.cuh"
 #include "mbarrier.cuh"
 #include "split.cuh"
@@ -800,7 +801,48 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
       constexpr int kTile = TM * TN;
       float* const part = static_cast<float*>(p.workspace);
       int* const counters = reinterpret_cast<int*>(part + static_cast<int64_t>(streamk ? ctas : NT * S) * kTile);
-      if (!streamk && kStagedOut && ctas == NT * S && S >= 3) {
+      if (!streamk && kStagedOut && ctas == NT * S && S == 2 && cluster::size() == 2) {
+        // Paired (src/plan/mod.rs bwg_paired: the launch's 2-CTA clusters are a tile's two parts,
+        // CTAs b and b ^ 1): part z sums half z of the tile's token rows (pieces [h0, h0 + TM / 16))
+        // and stores it. It pushes its partial's other half into the partner's shared memory (a
+        // ring slot neither CTA stages its epilogue in) and adds the partner's half of its own, in
+        // part order, (0 + part 0) + part 1: the ticket's sums, bit for bit, without one SM reading
+        // both 64-128 KB partials through L2. Llama-70B o / down at M = 128-256 0.94-0.975x of the
+        // ticket; a pair step before the sliced exchange of four parts measured slower
+        // (bench/NOTES.md session 24).
+        if constexpr (P >= 3) {
+          constexpr int kHalf = TM / 16, kT = WC * 32;
+          static_assert(kHalf * kT * 16 <= kStage, "half a tile's partial must fit a ring slot");
+          const int z = wk.z, h0 = z * kHalf, o0 = (z ^ 1) * kHalf;  // this part's half, the partner's
+          q0 = h0;
+          q1 = h0 + kHalf;
+          // This CTA's only item ends on last_slot, the partner's on lp (its K range's stages).
+          const int lp = (k_range(z ^ 1, S, C, CH).nst - 1) % P;
+          int xs = 0;
+          while (xs == static_cast<int>(last_slot) || xs == lp) ++xs;
+          const uint32_t recv = sbase + xs * kStage;
+          cluster::sync();  // both mainloops done (wgmma retired, no copy in flight): slot xs is free in both
+          const uint32_t remote = cluster::peer(recv, z ^ 1);
+#pragma unroll
+          for (int q = 0; q < NACC / 4; ++q) {
+            if (q >= o0 && q < o0 + kHalf)
+              cluster::st128(remote + ((q - o0) * kT + threadIdx.x) * 16, acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]);
+          }
+          cluster::sync();  // the partner's half of this part's rows has landed in slot xs
+#pragma unroll
+          for (int q = 0; q < NACC / 4; ++q) {
+            if (q >= h0 && q < h0 + kHalf) {
+              const uint4 v = bwg::lds128(recv + ((q - h0) * kT + threadIdx.x) * 16);
+              const float o[4] = {__uint_as_float(v.x), __uint_as_float(v.y), __uint_as_float(v.z), __uint_as_float(v.w)};
+#pragma unroll
+              for (int e = 0; e < 4; ++e) acc[4 * q + e] = z == 0 ? (0.f + acc[4 * q + e]) + o[e] : (0.f + o[e]) + acc[4 * q + e];
+            }
+          }
+#ifdef MATE_PROBE
+          if (threadIdx.x == 0 && item == 0) probe[9] = 4;
+#endif
+        }
+      } else if (!streamk && kStagedOut && ctas == NT * S && S >= 3) {
         // Sliced (kernels/split.cuh split_wait_all): the S parts of a tile end their mainloops
         // within ~0.5 us of each other (bench/lab/probe_bwg.py), so rather than one last arriver
         // reading all S partials through its SM (4-10 us at 128-256 tokens) and storing the whole

@@ -73,6 +73,8 @@ pub mod bridge {
         fn force_variant(symbol: &str) -> Result<()>;
         /// Test / lab: the split of every bulk and bwg plan (`has == false` restores planning).
         fn force_split(has: bool, n: i64) -> Result<()>;
+        /// Test / lab: whether bwg's even splits may run paired (2-CTA clusters; default true).
+        fn allow_pairs(allow: bool);
         /// The compiled variants' symbols, in kernels/variants.def order.
         fn variant_names() -> Vec<String>;
         /// Test-only: turn launch recording on/off; returns the records since the last call.
@@ -142,6 +144,10 @@ fn force_variant(symbol: &str) -> Result<(), String> {
 
 fn force_split(has: bool, n: i64) -> Result<(), String> {
     guarded(|| crate::plan::force_split(has.then_some(n)))
+}
+
+fn allow_pairs(allow: bool) {
+    crate::plan::allow_pairs(allow)
 }
 
 fn force_wg_x(path: &str) -> Result<(), String> {

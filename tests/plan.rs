@@ -451,6 +451,45 @@ fn bwg_sliced_sum_is_pinned() {
 }
 
 #[test]
+fn bwg_pairs_are_pinned() {
+    // The paired even split (bwg_paired, Plan::cluster = 2): the 128/256-token tiles' even splits
+    // in two parts, one CTA each. Llama-70B o / down at M = 128-256 (64 tiles x 2); not the
+    // four-part splits (Llama-8B o / down at M = 128-256: 32 tiles x 4), stream-K plans (Llama-8B
+    // qkv, gate_up, Llama-70B qkv at M = 128-256), whole tiles (M >= 1024 on o / down) or the
+    // tiles below 128 tokens; grids of whole pairs.
+    let caps = Caps::uniform(132, 2);
+    for (m, k, n, paired) in [
+        (128, 8192, 8192, true),
+        (256, 8192, 8192, true),
+        (128, 28672, 8192, true),
+        (256, 28672, 8192, true),
+        (128, 4096, 4096, false),
+        (256, 4096, 4096, false),
+        (128, 14336, 4096, false),
+        (256, 4096, 6144, false),
+        (128, 4096, 28672, false),
+        (256, 8192, 10240, false),
+        (1024, 4096, 4096, false),
+        (4096, 8192, 8192, false),
+        (64, 14336, 4096, false),
+        (32, 8960, 1536, false),
+    ] {
+        for (zp, dt) in [(false, DType::F16), (true, DType::BF16)] {
+            let p = problem(m, k, n, 128, zp, dt);
+            let pl = plan(&p, &caps).unwrap();
+            let v = &VARIANTS[pl.variant];
+            assert_eq!(pl.cluster == 2, paired, "M={m} K={k} N={n} zp={zp}: {} split {}", v.symbol, pl.split);
+            assert!(pl.cluster == 1 || pl.cluster == 2, "M={m} K={k} N={n}");
+            if paired {
+                let s = bwg_split(&p, 132, v);
+                assert!(v.tm >= 128 && s.split == 2 && pl.grid[0] % 2 == 0, "M={m} K={k} N={n}");
+                assert_eq!(s.ctas, (m + v.tm as i64 - 1) / v.tm as i64 * (n / v.tn as i64) * s.split, "M={m} K={k} N={n}");
+            }
+        }
+    }
+}
+
+#[test]
 fn bwg_routing_is_pinned() {
     // Hopper: bulk-fed wgmma at M = 17-32 on layers of >= 2^23 weights (every Llama shape, Qwen2-1.5B
     // gate_up and down), at M = 33-64 on layers of 2^23-2^24 weights (32-token m-tiles: Llama-8B o,

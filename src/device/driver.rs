@@ -80,6 +80,9 @@ pub type CuLaunchKernelEx = unsafe extern "C" fn(*const LaunchConfig, CuFunction
 /// `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION`: value (a C int) 1 lets the grid start
 /// while the previous kernel in the stream runs; the kernel waits for it itself (griddepcontrol).
 pub const CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: c_int = 6;
+/// `CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION`: value three C unsigned ints, the cluster's CTAs along
+/// x, y, z (the grid a multiple of them).
+pub const CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: c_int = 4;
 
 /// `CUresult cuTensorMapEncodeTiled(CUtensorMap* tensorMap, CUtensorMapDataType, cuuint32_t rank,
 /// void* globalAddress, const cuuint64_t* globalDim, const cuuint64_t* globalStrides (rank - 1,

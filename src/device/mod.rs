@@ -83,9 +83,15 @@ pub fn launch(p: &Problem, plan: &Plan, call: &GemmCall) -> Result<()> {
         args[1] = a as *mut tma::WgXArg as *mut c_void;
     }
     let pdl = v.programmatic_launch() && dev.capability.0 >= 9 && d.cuLaunchKernelEx.is_some() && pdl_enabled()?;
+    if plan.cluster > 1 && d.cuLaunchKernelEx.is_none() {
+        return Err(Error::Internal(format!(
+            "{} is planned in clusters of {} CTAs, which need cuLaunchKernelEx (CUDA 12 driver or newer); this driver has none",
+            v.symbol, plan.cluster
+        )));
+    }
     let rc = unsafe {
-        if pdl {
-            launch_programmatic(d, dev.function(plan.variant), plan.grid, plan.block, plan.dynamic_smem, call.stream as driver::CuStream, args.as_mut_ptr())
+        if pdl || plan.cluster > 1 {
+            launch_ex(d, dev.function(plan.variant), plan.grid, plan.block, plan.dynamic_smem, call.stream as driver::CuStream, args.as_mut_ptr(), pdl, plan.cluster)
         } else {
             (d.cuLaunchKernel)(
                 dev.function(plan.variant),
@@ -102,7 +108,7 @@ pub fn launch(p: &Problem, plan: &Plan, call: &GemmCall) -> Result<()> {
             )
         }
     };
-    driver::check(d, rc, if pdl { "cuLaunchKernelEx" } else { "cuLaunchKernel" })?;
+    driver::check(d, rc, if pdl || plan.cluster > 1 { "cuLaunchKernelEx" } else { "cuLaunchKernel" })?;
     launch_log::record(plan, x_path, pdl);
     Ok(())
 }
@@ -166,7 +172,7 @@ fn gather_x(d: &driver::Driver, dev: &registry::DeviceState, p: &Problem, params
     let pdl = !rows_ok && crate::plan::gather_programmatic(p) && dev.capability.0 >= 9 && d.cuLaunchKernelEx.is_some() && pdl_enabled()?;
     let rc = unsafe {
         if pdl {
-            launch_programmatic(d, func, [blocks, 1, 1], [THREADS, 1, 1], smem, stream, args.as_mut_ptr())
+            launch_ex(d, func, [blocks, 1, 1], [THREADS, 1, 1], smem, stream, args.as_mut_ptr(), true, 1)
         } else {
             (d.cuLaunchKernel)(func, blocks, 1, 1, THREADS, 1, 1, smem, stream, args.as_mut_ptr(), std::ptr::null_mut())
         }
@@ -174,10 +180,12 @@ fn gather_x(d: &driver::Driver, dev: &registry::DeviceState, p: &Problem, params
     driver::check(d, rc, if rows_ok { "cuLaunchKernel(mate_gather_x_rows)" } else { "cuLaunchKernel(mate_gather_x)" })
 }
 
-/// Launches with programmatic stream serialization: the grid may start while the previous kernel
-/// in the stream finishes (its kernels wait for it before reading x: kernels/pdl.cuh). In a CUDA
-/// graph the launch becomes a programmatic dependency edge.
-unsafe fn launch_programmatic(
+/// Launches with attributes: `pdl`, programmatic stream serialization (the grid may start while
+/// the previous kernel in the stream finishes; its kernels wait for it before reading x:
+/// kernels/pdl.cuh; in a CUDA graph the launch becomes a programmatic dependency edge), and
+/// `cluster` > 1, thread-block clusters of that many CTAs along x (kernels/cluster.cuh).
+#[allow(clippy::too_many_arguments)]
+unsafe fn launch_ex(
     d: &driver::Driver,
     f: driver::CuFunction,
     grid: [u32; 3],
@@ -185,16 +193,31 @@ unsafe fn launch_programmatic(
     dynamic_smem: u32,
     stream: driver::CuStream,
     args: *mut *mut c_void,
+    pdl: bool,
+    cluster: u32,
 ) -> driver::CuResult {
-    let mut attr = driver::LaunchAttribute { id: driver::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION, pad: [0; 4], value: [0; 64] };
-    attr.value[..4].copy_from_slice(&1i32.to_ne_bytes()); // programmaticStreamSerializationAllowed
+    let none = || driver::LaunchAttribute { id: 0, pad: [0; 4], value: [0; 64] };
+    let mut attrs = [none(), none()];
+    let mut n = 0;
+    if pdl {
+        attrs[n].id = driver::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+        attrs[n].value[..4].copy_from_slice(&1i32.to_ne_bytes()); // programmaticStreamSerializationAllowed
+        n += 1;
+    }
+    if cluster > 1 {
+        attrs[n].id = driver::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+        for (i, dim) in [cluster, 1, 1].iter().enumerate() {
+            attrs[n].value[4 * i..4 * i + 4].copy_from_slice(&dim.to_ne_bytes()); // clusterDim.x, .y, .z
+        }
+        n += 1;
+    }
     let config = driver::LaunchConfig {
         grid,
         block,
         shared_mem_bytes: dynamic_smem,
         stream,
-        attrs: &mut attr,
-        num_attrs: 1,
+        attrs: attrs.as_mut_ptr(),
+        num_attrs: n as u32,
     };
     let launch_ex = d.cuLaunchKernelEx.expect("checked by the caller");
     launch_ex(&config, f, args, std::ptr::null_mut())

@@ -17,7 +17,7 @@ use crate::call::Problem;
 use crate::error::{arg_err, Error, Result};
 use once_cell::sync::{Lazy, OnceCell};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::RwLock;
 pub use variants::{Family, Variant, VARIANTS};
 
@@ -68,6 +68,9 @@ pub struct Plan {
     /// bwg with act order: the byte offset in the workspace of the gathered copy of x (M x K,
     /// kernels/gather.cuh), which the launcher fills before the GEMM and passes as its x.
     pub x_gather_at: Option<i64>,
+    /// CTAs per thread-block cluster of the launch (1: none). 2: bwg's paired even split
+    /// ([`bwg_paired`]), whose cluster's two CTAs are the two parts of one tile.
+    pub cluster: u32,
 }
 
 /// dec: a warp should stream at least this many units, or its fixed costs dominate.
@@ -136,6 +139,16 @@ static SM_LIMIT: AtomicI64 = AtomicI64::new(0);
 static FORCED: RwLock<Option<String>> = RwLock::new(None);
 /// Test / lab: the split of every bulk and bwg plan (`torch.ops.mate._force_split`); 0 = none.
 static FORCED_SPLIT: AtomicI64 = AtomicI64::new(0);
+
+/// Test / lab: whether bwg's even splits may run paired ([`bwg_paired`]; `torch.ops.mate._pairs`).
+static PAIRS: AtomicBool = AtomicBool::new(true);
+
+/// Test / lab: `false` plans bwg's paired splits unpaired (no clusters: the ticket or the sliced
+/// exchange through L2), so a test can compare the two forms of one plan bit for bit and a
+/// benchmark can time both in one process; `true` (the default) restores planning.
+pub fn allow_pairs(allow: bool) {
+    PAIRS.store(allow, Ordering::Relaxed);
+}
 
 /// A process-wide override's stored value: a positive `value`, or 0 for None (cleared); else the
 /// named error (`arg`, the value, `rule`).
@@ -594,6 +607,20 @@ pub fn bwg_sliced(p: &Problem, sms: i64, v: &Variant) -> bool {
     s.split > 1 && s.ctas == bwg_tiles(p, v) * s.split && s.split * (v.tm * v.tn) as i64 * 4 > BWG_SLICED_ABOVE_BYTES
 }
 
+/// Whether a bwg plan of `v`'s tile with split `s` over `tiles` output tiles runs paired: an even
+/// split in two parts, one CTA a part, on a 128/256-token tile (kernels/bwg.cuh, the staged
+/// epilogue). The launch then groups CTAs b, b ^ 1 (a tile's two parts) in 2-CTA clusters, which
+/// sum their partials through distributed shared memory, each storing half the tile, instead of
+/// the last arriver reading both through L2 (the same sums, bit for bit). Measured on the H200
+/// (bench/NOTES.md session 24, in one process against the same plans unpaired, sustained, both
+/// orders): Llama-70B o M = 128 / 256 0.975 / 0.943x, Llama-70B down 0.966 / 0.958x; Llama-8B qkv
+/// at M = 256 forced into two parts paired 28.92 us, its routed stream-K plan 28.91. In four parts
+/// (a pair step, then the sliced exchange through L2) 1.0-1.08x slower than the sliced exchange
+/// alone (Llama-8B o / down at M = 128-256), so not there.
+pub fn bwg_paired(v: &Variant, tiles: i64, s: BwgSplit) -> bool {
+    PAIRS.load(Ordering::Relaxed) && v.family == Family::Bwg && v.split && !v.stream_k && v.tm >= BWG_STREAMK_MIN_TM && s.split == 2 && s.ctas == tiles * 2
+}
+
 /// bwg: the smallest token tile whose split variant has stream-K (kernels/bwg.cuh kStreamK); the
 /// 32/64-token tiles have stream-K variants of their own (`_sk`, Variant::stream_k).
 pub const BWG_STREAMK_MIN_TM: u32 = 128;
@@ -844,8 +871,8 @@ pub fn plan(p: &Problem, caps: &Caps) -> Result<Plan> {
         wgmma: caps.wgmma,
         has_perm: p.meta.has_perm,
     };
-    // forced plans (a variant or a split) bypass the cache both ways
-    let cacheable = forced.is_none() && FORCED_SPLIT.load(Ordering::Relaxed) == 0;
+    // forced plans (a variant, a split, no pairs) bypass the cache both ways
+    let cacheable = forced.is_none() && FORCED_SPLIT.load(Ordering::Relaxed) == 0 && PAIRS.load(Ordering::Relaxed);
     if cacheable {
         if let Some(hit) = CACHE.read().unwrap().get(&key) {
             return Ok(*hit);
@@ -911,6 +938,7 @@ fn plan_uncached(call_p: &Problem, caps: &Caps, sms: i64, forced: Option<String>
     };
     let v = &VARIANTS[idx];
     let tiles_n = p.n() / v.tn as i64;
+    let mut cluster = 1;
     let (grid, total_warps, max_seg, workspace_bytes, split) = match v.family {
         Family::Dec => {
             let (warps, ctas, _) = dec_shape(v, p, sms, caps.occupancy[idx]);
@@ -969,6 +997,9 @@ fn plan_uncached(call_p: &Problem, caps: &Caps, sms: i64, forced: Option<String>
             let ws = if v.split { (slots * (v.tm * v.tn) as i64 * 4 + tiles * 4 + 255) / 256 * 256 } else { 0 };
             let m_tiles = (p.m + v.tm as i64 - 1) / v.tm as i64;
             let per_tile = if s.split == 0 { (s.ctas + tiles - 1) / tiles } else { s.split };
+            if bwg_paired(v, tiles, s) {
+                cluster = 2;
+            }
             ([s.ctas, 1, 1], s.split, wg_band(p, v, m_tiles), ws, per_tile)
         }
         Family::Wmma => ([(p.m + v.tm as i64 - 1) / v.tm as i64, tiles_n, 1], 0, 0, 0, 1),
@@ -1008,5 +1039,6 @@ fn plan_uncached(call_p: &Problem, caps: &Caps, sms: i64, forced: Option<String>
         workspace_bytes,
         split,
         x_gather_at,
+        cluster,
     })
 }

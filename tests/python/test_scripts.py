@@ -246,6 +246,9 @@ class _ForceRecorder:
             def _force_split(self, s):
                 outer.calls.append(("split", s))
 
+            def _pairs(self, allow):
+                outer.calls.append(("pairs", allow))
+
             def _variants(self):
                 return ["mate_dec_a", "mate_bulk_b", "mate_dec_c"]
 
@@ -269,6 +272,13 @@ def test_decode_forced_arms_set_and_restore_the_hooks():
     with d.forcing(t, "mate_bulk_b"):
         pass
     assert t.calls == [("variant", "mate_bulk_b"), ("split", None), ("variant", None), ("split", None)]
+    t.calls.clear()
+    with d.forcing(t, "@2/nopairs"):  # the paired split planned unpaired, pairs restored after
+        assert t.calls == [("variant", None), ("split", 2), ("pairs", False)]
+    assert t.calls[3:] == [("variant", None), ("split", None), ("pairs", True)]
+    with pytest.raises(ValueError, match="nopairs"):
+        with d.forcing(t, "@2/pairs"):
+            pass
     assert d.forced_specs(t, "dec") == ["mate_dec_a", "mate_dec_c"]
     assert d.forced_specs(t, "@2,,mate_x@1") == ["@2", "mate_x@1"]
     # the forced arms take their turns: in both orders with the main arms

@@ -616,7 +616,9 @@ pub fn bwg_sliced(p: &Problem, sms: i64, v: &Variant) -> bool {
 /// orders): Llama-70B o M = 128 / 256 0.975 / 0.943x, Llama-70B down 0.966 / 0.958x; Llama-8B qkv
 /// at M = 256 forced into two parts paired 28.92 us, its routed stream-K plan 28.91. In four parts
 /// (a pair step, then the sliced exchange through L2) 1.0-1.08x slower than the sliced exchange
-/// alone (Llama-8B o / down at M = 128-256), so not there.
+/// alone (Llama-8B o / down at M = 128-256), and with only the partner's slice through
+/// distributed shared memory beside the L2 stores of the others (the same bits) 0.99-1.05x, so
+/// not there.
 pub fn bwg_paired(v: &Variant, tiles: i64, s: BwgSplit) -> bool {
     PAIRS.load(Ordering::Relaxed) && v.family == Family::Bwg && v.split && !v.stream_k && v.tm >= BWG_STREAMK_MIN_TM && s.split == 2 && s.ctas == tiles * 2
 }

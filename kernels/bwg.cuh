@@ -807,7 +807,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         // and stores it. It pushes its partial's other half into the partner's shared memory (a
         // ring slot neither CTA stages its epilogue in) and adds the partner's half of its own, in
         // part order, (0 + part 0) + part 1: the ticket's sums, bit for bit, without one SM reading
-        // both 64-128 KB partials through L2. Llama-70B o / down at M = 128-256 0.94-0.975x of the
+        // both 64-128 KB partials through L2 (the plan has no workspace: nothing leaves the pair). Llama-70B o / down at M = 128-256 0.94-0.975x of the
         // ticket. Four parts measured slower paired, both as a pair step before the sliced
         // exchange and with the partner's slice through shared memory beside the L2 stores
         // (bench/NOTES.md session 24).

@@ -483,6 +483,7 @@ fn bwg_pairs_are_pinned() {
             if paired {
                 let s = bwg_split(&p, 132, v);
                 assert!(v.tm >= 128 && s.split == 2 && pl.grid[0] % 2 == 0, "M={m} K={k} N={n}");
+                assert_eq!(pl.workspace_bytes, 0, "M={m} K={k} N={n}: the pairs' partials stay in shared memory");
                 assert_eq!(s.ctas, (m + v.tm as i64 - 1) / v.tm as i64 * (n / v.tn as i64) * s.split, "M={m} K={k} N={n}");
             }
         }

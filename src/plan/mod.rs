@@ -996,10 +996,11 @@ fn plan_uncached(call_p: &Problem, caps: &Caps, sms: i64, forced: Option<String>
                 BwgSplit { ctas: persistent_ctas(tiles, 1, sms, v.ctas_per_sm() as i64), split: 1 }
             };
             let slots = if s.split == 0 { s.ctas } else { tiles * s.split };
-            let ws = if v.split { (slots * (v.tm * v.tn) as i64 * 4 + tiles * 4 + 255) / 256 * 256 } else { 0 };
+            let paired = bwg_paired(v, tiles, s); // its partials never leave the pair: no workspace
+            let ws = if v.split && !paired { (slots * (v.tm * v.tn) as i64 * 4 + tiles * 4 + 255) / 256 * 256 } else { 0 };
             let m_tiles = (p.m + v.tm as i64 - 1) / v.tm as i64;
             let per_tile = if s.split == 0 { (s.ctas + tiles - 1) / tiles } else { s.split };
-            if bwg_paired(v, tiles, s) {
+            if paired {
                 cluster = 2;
             }
             ([s.ctas, 1, 1], s.split, wg_band(p, v, m_tiles), ws, per_tile)

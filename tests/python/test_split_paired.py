@@ -50,6 +50,7 @@ def test_two_parts_paired_match_the_ticket_bitwise(tm, dtype, sym, k):
                 (rec,) = records(lambda: run_out(x, fr, bias))
                 tag = (name, M, pairs)
                 assert rec["kernel"] == name and rec["split"] == "2" and rec["cluster"] == cluster, (tag, rec)
+                assert (rec["workspace"] == "0") == pairs, (tag, rec)  # a pair's partials stay in shared memory
                 a = run_out(x, fr, bias)
                 _checked(tag, a, ref, dtype, lambda: run_out(x, fr, bias))
                 outs[cluster] = a

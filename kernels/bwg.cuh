@@ -801,16 +801,17 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
       constexpr int kTile = TM * TN;
       float* const part = static_cast<float*>(p.workspace);
       int* const counters = reinterpret_cast<int*>(part + static_cast<int64_t>(streamk ? ctas : NT * S) * kTile);
-      if (!streamk && kStagedOut && ctas == NT * S && S == 2 && cluster::size() == 2) {
+      if (P >= 3 && !streamk && kStagedOut && ctas == NT * S && S == 2 && cluster::size() == 2) {
         // Paired (src/plan/mod.rs bwg_paired: the launch's 2-CTA clusters are a tile's two parts,
         // CTAs b and b ^ 1): part z sums half z of the tile's token rows (pieces [h0, h0 + TM / 16))
         // and stores it. It pushes its partial's other half into the partner's shared memory (a
-        // ring slot neither CTA stages its epilogue in) and adds the partner's half of its own, in
-        // part order, (0 + part 0) + part 1: the ticket's sums, bit for bit, without one SM reading
-        // both 64-128 KB partials through L2 (the plan has no workspace: nothing leaves the pair). Llama-70B o / down at M = 128-256 0.94-0.975x of the
-        // ticket. Four parts measured slower paired, both as a pair step before the sliced
-        // exchange and with the partner's slice through shared memory beside the L2 stores
-        // (bench/NOTES.md session 24).
+        // ring slot neither CTA stages its epilogue in: three slots needed) and adds the partner's
+        // half of its own, in part order, (0 + part 0) + part 1: the ticket's sums, bit for bit,
+        // without one SM reading both 64-128 KB partials through L2 (the plan has no workspace:
+        // nothing leaves the pair). Llama-70B o / down at M = 128-256 0.94-0.975x of the ticket.
+        // Four parts measured slower paired, both as a pair step before the sliced exchange and
+        // with the partner's slice through shared memory beside the L2 stores (bench/NOTES.md
+        // session 24).
         if constexpr (P >= 3) {
           constexpr int kHalf = TM / 16, kT = WC * 32;
           static_assert(kHalf * kT * 16 <= kStage, "half a tile's partial must fit a ring slot");

@@ -89,8 +89,9 @@ pub fn launch(p: &Problem, plan: &Plan, call: &GemmCall) -> Result<()> {
             v.symbol, plan.cluster
         )));
     }
+    let ex = pdl || plan.cluster > 1; // launch attributes: cuLaunchKernelEx
     let rc = unsafe {
-        if pdl || plan.cluster > 1 {
+        if ex {
             launch_ex(d, dev.function(plan.variant), plan.grid, plan.block, plan.dynamic_smem, call.stream as driver::CuStream, args.as_mut_ptr(), pdl, plan.cluster)
         } else {
             (d.cuLaunchKernel)(
@@ -108,7 +109,7 @@ pub fn launch(p: &Problem, plan: &Plan, call: &GemmCall) -> Result<()> {
             )
         }
     };
-    driver::check(d, rc, if pdl || plan.cluster > 1 { "cuLaunchKernelEx" } else { "cuLaunchKernel" })?;
+    driver::check(d, rc, if ex { "cuLaunchKernelEx" } else { "cuLaunchKernel" })?;
     launch_log::record(plan, x_path, pdl);
     Ok(())
 }

@@ -608,8 +608,8 @@ pub fn bwg_sliced(p: &Problem, sms: i64, v: &Variant) -> bool {
 }
 
 /// Whether a bwg plan of `v`'s tile with split `s` over `tiles` output tiles runs paired: an even
-/// split in two parts, one CTA a part, on a 128/256-token tile (kernels/bwg.cuh, the staged
-/// epilogue). The launch then groups CTAs b, b ^ 1 (a tile's two parts) in 2-CTA clusters, which
+/// split in two parts, one CTA a part, on a 128/256-token tile with three or more ring stages
+/// (kernels/bwg.cuh: the staged epilogue, a slot to receive the partner's half). The launch then groups CTAs b, b ^ 1 (a tile's two parts) in 2-CTA clusters, which
 /// sum their partials through distributed shared memory, each storing half the tile, instead of
 /// the last arriver reading both through L2 (the same sums, bit for bit). Measured on the H200
 /// (bench/NOTES.md session 24, in one process against the same plans unpaired, sustained, both
@@ -620,7 +620,7 @@ pub fn bwg_sliced(p: &Problem, sms: i64, v: &Variant) -> bool {
 /// distributed shared memory beside the L2 stores of the others (the same bits) 0.99-1.05x, so
 /// not there.
 pub fn bwg_paired(v: &Variant, tiles: i64, s: BwgSplit) -> bool {
-    PAIRS.load(Ordering::Relaxed) && v.family == Family::Bwg && v.split && !v.stream_k && v.tm >= BWG_STREAMK_MIN_TM && s.split == 2 && s.ctas == tiles * 2
+    PAIRS.load(Ordering::Relaxed) && v.family == Family::Bwg && v.split && !v.stream_k && v.tm >= BWG_STREAMK_MIN_TM && v.p >= 3 && s.split == 2 && s.ctas == tiles * 2
 }
 
 /// bwg: the smallest token tile whose split variant has stream-K (kernels/bwg.cuh kStreamK); the

@@ -39,9 +39,13 @@
 namespace mate {
 namespace bwg {
 
-// K chunks (of 64) per stage. Mirrored by bwg_chunks_per_stage in src/plan/variants.rs.
+// K chunks (of 64) per stage. Mirrored by bwg_chunks_per_stage in src/plan/variants.rs. The
+// 128-token tile takes three (in a ring of three): its chunk is bound by the consumers' instruction
+// stream (ncu: tensor pipe 51 % busy, 6.6 cycles a warp between instructions), and a stage's waits,
+// releases and bookkeeping then come once in three chunks, not two (SASS: 138 instructions a chunk,
+// 148 before): the routed M = 128 plans 0.90-0.97x (bench/NOTES.md session 25).
 template <int TM>
-__host__ __device__ constexpr int chunks_per_stage() { return TM >= 64 ? 2 : 4; }
+__host__ __device__ constexpr int chunks_per_stage() { return TM == 128 ? 3 : TM >= 64 ? 2 : 4; }
 
 // Stream-K: tiles the grid's CTAs take whole before the stream-K ranges (persistent order): all
 // full rounds of the grid but the last, so the shared ranges cover between one and two rounds

@@ -173,7 +173,9 @@ pub fn bulk_z_row_bytes(tn: u32) -> u32 {
 
 /// bwg: K chunks (of 64) per stage for token tile `tm` (kernels/bwg.cuh chunks_per_stage()).
 pub fn bwg_chunks_per_stage(tm: u32) -> u32 {
-    if tm >= 64 {
+    if tm == 128 {
+        3
+    } else if tm >= 64 {
         2
     } else {
         4

@@ -609,7 +609,8 @@ pub fn bwg_sliced(p: &Problem, sms: i64, v: &Variant) -> bool {
 
 /// Whether a bwg plan of `v`'s tile with split `s` over `tiles` output tiles runs paired: an even
 /// split in two parts, one CTA a part, on a 128/256-token tile with three or more ring stages
-/// (kernels/bwg.cuh: the staged epilogue, a slot to receive the partner's half). The launch then groups CTAs b, b ^ 1 (a tile's two parts) in 2-CTA clusters, which
+/// (kernels/bwg.cuh: the staged epilogue, a slot to receive the partner's half). The launch then
+/// groups CTAs b, b ^ 1 (a tile's two parts) in 2-CTA clusters, which
 /// sum their partials through distributed shared memory, each storing half the tile, instead of
 /// the last arriver reading both through L2 (the same sums, bit for bit). Measured on the H200
 /// (bench/NOTES.md session 24, in one process against the same plans unpaired, sustained, both

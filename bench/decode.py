@@ -50,12 +50,22 @@ SHAPES = {  # name: (K, N)
 M_LIST = [1, 2, 4, 8, 16, 32, 64]
 
 
+def shape_of(ap, name):
+    """A --shapes entry: a name of SHAPES or KxN (planner crossover sweeps)."""
+    if name in SHAPES:
+        return SHAPES[name]
+    k, x, n = name.partition("x")
+    if x and k.isdigit() and n.isdigit() and int(k) % 64 == 0 and int(n) % 64 == 0:
+        return int(k), int(n)
+    ap.error(f"--shapes: {name!r} is neither a known shape ({', '.join(SHAPES)}) nor KxN with K and N multiples of 64")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--library")
     ap.add_argument("--json")
     ap.add_argument("--png")
-    ap.add_argument("--shapes", default=",".join(SHAPES))
+    ap.add_argument("--shapes", default=",".join(SHAPES), help="comma list of names above or KxN (e.g. 4096x4096)")
     ap.add_argument("--m", default=",".join(map(str, M_LIST)))
     ap.add_argument("--arms", default="read,mate,triton,tinygemm,fp16,bf16")
     ap.add_argument("--group", type=int, default=128)
@@ -102,7 +112,7 @@ def main(argv=None):
     torch.manual_seed(0)
     rows, failures = [], []
     for name in args.shapes.split(","):
-        K, N = SHAPES[name]
+        K, N = shape_of(ap, name)
         G = K if args.group == -1 else args.group
         w_bytes = A.mate_bytes(K, N, G, args.zp)
         built = {}

@@ -4,7 +4,7 @@
 use mate::call::{Device, Problem};
 use mate::frame::{FrameMeta, GROUP_SIZES};
 use mate::plan::{
-    bulk_split, bulk_tile_features, bulk_whole_tile, bulk_whole_tile_tokens, bwg_ring_first, bwg_sliced, bwg_split, gather_programmatic, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, BULK_CTAS_PER_SM, prefer_cta_tiles, prefer_wgmma, Caps, Family, BWG_SLICED_ABOVE_BYTES, ACT_IN_LOOP_BELOW_WEIGHTS, ACT_IN_LOOP_MAX_M, DEC_MAX_M, VARIANTS,
+    bulk_split, bulk_tile_features, bulk_whole_tile, bulk_whole_tile_tokens, bwg_ring_first, bwg_sliced, bwg_split, bwg_tile_tokens, gather_programmatic, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, BULK_CTAS_PER_SM, prefer_cta_tiles, prefer_wgmma, Caps, Family, BWG_SLICED_ABOVE_BYTES, ACT_IN_LOOP_BELOW_WEIGHTS, ACT_IN_LOOP_MAX_M, DEC_MAX_M, VARIANTS,
 };
 use mate::plan::variants::{bulk_chunks_per_stage, bwg_chunks_per_stage};
 use mate::tensor::DType;
@@ -130,10 +130,12 @@ fn every_envelope_configuration_has_a_variant() {
                                 }
                             }
                             Family::Bwg => {
-                                // bulk's persistent grid; the smallest token tile that holds M;
-                                // whole tiles, an even split (every part a stage deep) or stream-K
-                                // (every CTA a stage)
-                                assert!((m <= v.tm as i64 && (m > v.tm as i64 / 2 || v.tm == 16)) || (m > 256 && v.tm == 256));
+                                // bulk's persistent grid; bwg_tile_tokens' tile (the smallest that
+                                // holds M, or a 128-token tile above 128: pinned in
+                                // bwg_routing_is_pinned); whole tiles, an even split (every part a
+                                // stage deep) or stream-K (every CTA a stage)
+                                assert_eq!(v.tm, bwg_tile_tokens(&p, 132), "M={m} K={k} N={n}");
+                                assert!((m <= v.tm as i64 && (m > v.tm as i64 / 2 || v.tm == 16)) || (m > 128 && v.tm >= 128));
                                 // post-scale wherever the group allows it, in the 16/32-token tiles
                                 assert_eq!(v.pre, g == 32 || v.tm > 32, "bwg post-scale: M={m} group {g}");
                                 let tiles = (m + v.tm as i64 - 1) / v.tm as i64 * (n / v.tn as i64); // m-tiles x tiles
@@ -453,8 +455,9 @@ fn bwg_sliced_sum_is_pinned() {
 #[test]
 fn bwg_pairs_are_pinned() {
     // The paired even split (bwg_paired, Plan::cluster = 2): the 128/256-token tiles' even splits
-    // in two parts, one CTA each. Llama-70B o / down at M = 128-256 (64 tiles x 2); not the
-    // four-part splits (Llama-8B o / down at M = 128-256: 32 tiles x 4), stream-K plans (Llama-8B
+    // in two parts, one CTA each. Llama-70B o / down at M = 128-256 (64 tiles x 2), Llama-8B o at
+    // M = 256 (the 128-token tile, bwg_tile_tokens: 64 tiles x 2); not the four-part splits
+    // (Llama-8B o at M = 128, down at M = 128-256: 32 tiles x 4), stream-K plans (Llama-8B
     // qkv, gate_up, Llama-70B qkv at M = 128-256), whole tiles (M >= 1024 on o / down) or the
     // tiles below 128 tokens; grids of whole pairs.
     let caps = Caps::uniform(132, 2);
@@ -464,7 +467,8 @@ fn bwg_pairs_are_pinned() {
         (128, 28672, 8192, true),
         (256, 28672, 8192, true),
         (128, 4096, 4096, false),
-        (256, 4096, 4096, false),
+        (256, 4096, 4096, true),
+        (256, 14336, 4096, false),
         (128, 14336, 4096, false),
         (256, 4096, 6144, false),
         (128, 4096, 28672, false),
@@ -535,6 +539,41 @@ fn bwg_routing_is_pinned() {
         let n = if (33..=64).contains(&m) { 4096 } else { 6144 };
         let v = &VARIANTS[plan(&problem(m, 4096, n, 128, false, DType::F16), &caps).unwrap().variant];
         assert_eq!((v.family, v.tm), (Family::Bwg, tm), "M={m}");
+    }
+    // above 128 tokens the 128-token tile where the 256-token tile's planned split makes parts of
+    // at most 16 chunks and the last 128-token m-tile is at least half full (bwg_m256_shallow):
+    // Llama-8B o at M = 192-256 (4 parts of 16), Qwen2-1.5B
+    // o / qkv / down and K = 4096 layers of 2048 / 3072 features (6-11 parts of 3-13); not
+    // Llama-8B qkv / down, K >= 6144 at N = 4096 (parts of 21-56), the whole or paired 256-token
+    // plans (Llama-8B gate_up, Llama-70B, M = 512 on Llama-8B o and on K = 2048 x N = 4096: two
+    // 256-token parts of 16 chunks)
+    for (m, k, n, tm) in [
+        (256, 4096, 4096, 128),
+        (192, 4096, 4096, 128),
+        (176, 4096, 4096, 256), // the last 128-token m-tile under half full
+        (160, 2048, 4096, 256),
+        (320, 1536, 1536, 128),
+        (256, 1536, 1536, 128),
+        (256, 1536, 2048, 128),
+        (256, 8960, 1536, 128),
+        (256, 4096, 2048, 128),
+        (256, 4096, 3072, 128),
+        (256, 4096, 6144, 256),
+        (256, 14336, 4096, 256),
+        (256, 6144, 4096, 256),
+        (256, 4096, 28672, 256),
+        (256, 8192, 8192, 256),
+        (256, 28672, 8192, 256),
+        (512, 4096, 4096, 256),
+        (512, 2048, 4096, 256),
+        (512, 1536, 1536, 128),
+        (1024, 4096, 6144, 256),
+    ] {
+        for (zp, dt) in [(false, DType::F16), (true, DType::BF16)] {
+            let p = problem(m, k, n, 128, zp, dt);
+            let v = &VARIANTS[plan(&p, &caps).unwrap().variant];
+            assert_eq!((v.family, v.tm), (Family::Bwg, tm), "M={m} K={k} N={n} zp={zp}");
+        }
     }
     // (wide layers, K < N: only where the 64-token tile's plan is stream-K, `_sk_pre`, on
     // Llama-70B gate_up: 448 tiles; whole tiles tie wg, bwg_split)

@@ -521,6 +521,11 @@ pub struct BwgSplit {
 /// `MATE_BULK_SPLIT=<n>` (or [`force_split`]): whole tiles (n = 1), an even split n ways where
 /// tiles x n CTAs fit the slots, else stream-K on every slot (the 16/32-token tiles: the even split, clamped).
 pub fn bwg_split(p: &Problem, sms: i64, v: &Variant) -> BwgSplit {
+    bwg_split_with(p, sms, v, split_override())
+}
+
+/// [`bwg_split`] with the override `over` (None: the planned split, as the tile chooser needs it).
+fn bwg_split_with(p: &Problem, sms: i64, v: &Variant, over: Option<i64>) -> BwgSplit {
     let tiles = bwg_tiles(p, v);
     let slots = sms * v.ctas_per_sm() as i64;
     let chunks = p.k() / 64;
@@ -530,7 +535,7 @@ pub fn bwg_split(p: &Problem, sms: i64, v: &Variant) -> BwgSplit {
     let even = |s: i64| BwgSplit { ctas: (tiles * s).min(slots), split: s };
     let sk_tile = v.tm < BWG_STREAMK_MIN_TM && bwg_streamk_tile(v); // a 32/64-token `_sk` variant
     let streamk_ok = (v.tm >= BWG_STREAMK_MIN_TM || sk_tile) && tiles * spt < 1 << 31; // kernels/bwg.cuh counts units in 32 bits
-    if let Some(s) = split_override() {
+    if let Some(s) = over {
         return match s.min(chunks / ch).max(1) {
             1 => whole,
             s if tiles * s <= slots || !streamk_ok => even(s),
@@ -764,15 +769,57 @@ fn bwg_m64_streamk(p: &Problem, sms: i64) -> bool {
 /// 32-token tile at M = 33-64 on layers of at most [`BWG_M33_64_MAX_WEIGHTS`] (two m-tiles; the
 /// 64-token tile measured 1.3-1.6x slower there: Llama-8B o 13.6-14.3 vs 10.7-10.9 us, Qwen2-1.5B
 /// down 17.5-19.7 vs 11.5-12.0, bench/NOTES.md session 16; a 128-token tile slower too,
-/// results/2026-11-30-m24-64-sweep.json).
+/// results/2026-11-30-m24-64-sweep.json), and the 128-token tile above 128 tokens where the
+/// 256-token tile's split parts are shallow ([`bwg_m256_shallow`]).
 pub fn bwg_tile_tokens(p: &Problem, sms: i64) -> u32 {
     match p.m {
         ..=16 => 16,
         17..=32 => 32,
         33..=64 => bwg_m33_64_tile(p, sms).unwrap_or(32),
         65..=128 => 128,
+        _ if bwg_m256_shallow(p, sms) => 128,
         _ => 256,
     }
+}
+
+/// bwg above 128 tokens: where the 256-token tile's planned split ([`bwg_split`], no override)
+/// has three or more parts of at most this many 64-deep chunks, the 128-token tile serves instead.
+pub const BWG_M256_SHALLOW_PART_CHUNKS: i64 = 16;
+
+/// bwg above 128 tokens: the 128-token tile only where its last m-tile holds at least this many
+/// tokens (or all 128). With fewer the tile ran slower than the 256-token plan, more so the
+/// emptier the last m-tile (Llama-8B o at M = 136 / 144 / 160 / 176 / 192: 1.25 / 1.17 / 1.09 /
+/// 0.99 / 0.96x; K = 4096 x N = 3072 at M = 136 1.07x, at 144-176 0.85-0.96x;
+/// results/2026-12-02-s26-m256-tile-mscan.json). The likely cause: that m-tile's x boxes are 128
+/// rows of which M % 128 exist, the TMA filling the rest, where the one 256-token m-tile's box
+/// holds exactly M rows; the 256-token tile shows the same at M = 320 (its second m-tile's boxes
+/// three quarters out of bounds): Llama-8B qkv 55.9 us against 46.9 at M = 384
+/// (results/2026-12-02-s26-m320-384-tiles.json).
+pub const BWG_M128_LAST_TILE_MIN_TOKENS: i64 = 64;
+
+/// Whether `p` (M > 128) takes the 128-token tile: the 256-token tile's plan splits K into three
+/// or more parts a tile (the even split's ticket sums S - 1 partials of 128 KB in one CTA;
+/// stream-K: on average) of at most [`BWG_M256_SHALLOW_PART_CHUNKS`] chunks, and the 128-token
+/// tile's last m-tile is at least half full ([`BWG_M128_LAST_TILE_MIN_TOKENS`]). There the
+/// 128-token plan has half as many parts of half the bytes, and the sum costs more than the
+/// 256-token tile's cheaper chunk saves. Measured on the H200 (bench/NOTES.md session 26,
+/// results/2026-12-02-s26-m256-tile-sweep*.json, -m128-routed-check.json; the 128-token tile
+/// against the 256-token plan in one process): where this rule takes it, 0.65-0.96x (Qwen2-1.5B o
+/// 1536 x 1536 at M = 192-512, five / six parts of 4-5 chunks: 0.65-0.81x; K = 4096 x N = 2048 /
+/// 3072, K = 2048 x N = 4096, Qwen2-1.5B down: 0.71-0.87x; Llama-8B o, four parts of 16: 0.96x at
+/// M = 192-256); parts of 21-56 chunks 1.01-1.18x slower (K = 6144-14336 at N = 4096, Llama-8B
+/// qkv); a paired 256-token plan (two parts) against whole 128-token tiles 1.15x slower (K = 2048
+/// x N = 4096 at M = 512).
+fn bwg_m256_shallow(p: &Problem, sms: i64) -> bool {
+    if p.m % 128 != 0 && p.m % 128 < BWG_M128_LAST_TILE_MIN_TOKENS {
+        return false;
+    }
+    let tile256 = VARIANTS.iter().find(|v| v.family == Family::Bwg && v.tm == 256 && v.split && !v.stream_k);
+    tile256.is_some_and(|v| {
+        // CTAs a tile and chunks a CTA, of the even split or (on average) of stream-K
+        let (tiles, ctas) = (bwg_tiles(p, v), bwg_split_with(p, sms, v, None).ctas);
+        ctas >= 3 * tiles && (tiles * (p.k() / 64) + ctas - 1) / ctas <= BWG_M256_SHALLOW_PART_CHUNKS
+    })
 }
 
 fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {

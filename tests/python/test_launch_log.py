@@ -133,10 +133,12 @@ def test_forced_split_plans_in_process_and_restores():
     plan while it is set nor keeps the forced one after it is cleared."""
     from checkpoints import BOUND, errors, reference
 
-    ck = random_gptq(4096, 4096, 128, True, torch.float16, "cuda")  # Llama-8B o: 32 tiles of 128
-    fr = frame_from_gptq_v2(ck)
-    for M, routed in ((256, 4), (16, 8)):  # 256-token tiles (sliced split), 16-token tiles (ticket)
-        x = torch.randn(M, 4096, device="cuda").half()
+    # Llama-8B down / o: 32 tiles of 128 features; 256-token tiles split 4 ways (o at M = 256 takes
+    # 128-token tiles: src/plan/mod.rs bwg_m256_shallow), 16-token tiles split 8 ways (the ticket)
+    for K, M, routed in ((14336, 256, 4), (4096, 16, 8)):
+        ck = random_gptq(K, 4096, 128, True, torch.float16, "cuda")
+        fr = frame_from_gptq_v2(ck)
+        x = torch.randn(M, K, device="cuda").half()
         ref = reference(ck, x, None)
         run_out(x, fr)  # module load and a cached routed plan
         try:

@@ -376,8 +376,13 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
 #else
 #define MATE_PROBE_AT(i, cond)
 #endif
+  // x0: the first token of the item's x boxes. The 128/256-token tiles' last m-tile of a
+  // multi-tile plan starts its boxes at M - TM, so that every box row exists: a box reaching past
+  // M is filled by the copy engine, which measured slow (the 256-token tile at M = 320 1.19x its
+  // time at M = 384, bench/NOTES.md session 26); the epilogue then skips the rows below the
+  // tile's own first token (the previous m-tile's, stored there).
   struct Item : KRange {  // kernels/split.cuh
-    int tile, mt, out_tile, z, r;
+    int tile, mt, out_tile, z, r, x0;
   };
   auto item_of = [&](int i) {
     Item t;
@@ -399,6 +404,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     t.tile = in / rows_b;
     t.mt = b0 + in % rows_b;
     t.out_tile = t.mt * tiles + t.tile;  // the split's partials and ticket
+    t.x0 = TM >= 128 && M > TM ? min(t.mt * TM, M - TM) : t.mt * TM;
     return t;
   };
 
@@ -450,7 +456,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         }
         __syncwarp();
         const int ncopy = NS + nch + srows * (kZeros ? 2 : 1);
-        auto copy_x = [&](int c) { tma_x(st + kX + c * (TM * 128), xa, (c0 + c) * 64, w.mt * TM, fullx); };
+        auto copy_x = [&](int c) { tma_x(st + kX + c * (TM * 128), xa, (c0 + c) * 64, w.x0, fullx); };
         for (int i = lane; i < ncopy; i += 32) {
           if (i < NS) {
             bulk_copy(st + kW + i * (CH * 512), qw + (static_cast<int64_t>(stripe0 + i) * C + c0) * 512, nch * 512, full, stream);
@@ -471,7 +477,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
             for (int s = 0; s < pre; ++s) {
               const int c0s = w.cb + s * CH, nchs = min(CH, w.ce - c0s);
               for (int c = lane; c < nchs; c += 32)
-                tma_x(sbase + s * kStage + kX + c * (TM * 128), xa, (c0s + c) * 64, w.mt * TM, fullx0 + 8 * s);
+                tma_x(sbase + s * kStage + kX + c * (TM * 128), xa, (c0s + c) * 64, w.x0, fullx0 + 8 * s);
             }
           }
         } else if (!waited) {
@@ -974,10 +980,12 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         bwg::stmatrix_x4_trans(ep + row * 256 + ((piece ^ (row & 7)) << 4), r);
       }
       asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
-      T* const dst = out + static_cast<int64_t>(wk.mt) * TM * N + wk.tile * TN;
-      const int rows_here = min(8 * q1, M - wk.mt * TM);
+      // box rows [lo, hi): this tile's tokens (from x0; the rows below mt * TM are the previous
+      // m-tile's) of this CTA's pieces
+      T* const dst = out + static_cast<int64_t>(wk.x0) * N + wk.tile * TN;
+      const int lo = max(8 * q0, wk.mt * TM - wk.x0), hi = min(8 * q1, M - wk.x0);
 #pragma unroll 4
-      for (int c = 128 * q0 + threadIdx.x; c < rows_here * 16; c += WC * 32) {
+      for (int c = lo * 16 + threadIdx.x; c < hi * 16; c += WC * 32) {
         const int row = c >> 4, piece = c & 15;
         *reinterpret_cast<uint4*>(dst + static_cast<int64_t>(row) * N + piece * 8) = bwg::lds128(ep + row * 256 + ((piece ^ (row & 7)) << 4));
       }

@@ -787,14 +787,12 @@ pub fn bwg_tile_tokens(p: &Problem, sms: i64) -> u32 {
 pub const BWG_M256_SHALLOW_PART_CHUNKS: i64 = 16;
 
 /// bwg above 128 tokens: the 128-token tile only where its last m-tile holds at least this many
-/// tokens (or all 128). With fewer the tile ran slower than the 256-token plan, more so the
-/// emptier the last m-tile (Llama-8B o at M = 136 / 144 / 160 / 176 / 192: 1.25 / 1.17 / 1.09 /
-/// 0.99 / 0.96x; K = 4096 x N = 3072 at M = 136 1.07x, at 144-176 0.85-0.96x;
-/// results/2026-12-02-s26-m256-tile-mscan.json). The likely cause: that m-tile's x boxes are 128
-/// rows of which M % 128 exist, the TMA filling the rest, where the one 256-token m-tile's box
-/// holds exactly M rows; the 256-token tile shows the same at M = 320 (its second m-tile's boxes
-/// three quarters out of bounds): Llama-8B qkv 55.9 us against 46.9 at M = 384
-/// (results/2026-12-02-s26-m320-384-tiles.json).
+/// tokens (or all 128). With fewer the tile ran slower than the 256-token plan, whose one m-tile's
+/// x boxes hold exactly M rows where the 128-token tile computes two whole m-tiles: Llama-8B o at
+/// M = 136 / 160 1.05 / 1.04x, Llama-8B qkv 1.12 / 1.12x (results/2026-12-02-s26-tail-boxes-
+/// ab.json). Measured before the last m-tile's boxes ended at M (kernels/bwg.cuh Item::x0) it was
+/// 1.25 / 1.09x on Llama-8B o (M = 176: 0.99x, 192: 0.96x; results/2026-12-02-s26-m256-tile-
+/// mscan.json); the rule was not re-swept after that change.
 pub const BWG_M128_LAST_TILE_MIN_TOKENS: i64 = 64;
 
 /// Whether `p` (M > 128) takes the 128-token tile: the 256-token tile's plan splits K into three

@@ -25,8 +25,9 @@
 //
 // The TMA box has min(TM, M rounded up to 8) rows (src/device/tma.rs box_rows, the same rule):
 // rows past M inside the box arrive as zeros, rows past the box are stale shared memory that only
-// reaches output columns of tokens >= M, which are never stored. No act order (x arrives in
-// boxes, not gathered); the planner sends act-order frames elsewhere.
+// reaches output columns of tokens >= M, which are never stored. (The 128/256-token tiles' last
+// m-tile of a multi-tile plan starts its boxes at M - TM instead: Item::x0 in bwg_body.) No act
+// order (x arrives in boxes, not gathered); the planner sends act-order frames elsewhere.
 #pragma once
 #include "bulk.cuh"
 #include "cluster.cuh"

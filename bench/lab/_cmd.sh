@@ -1,9 +1,6 @@
 set -u
 mkdir -p $OUT/r
-A=$PWD/target/s26rule2/libmate.so
-B=$PWD/target/s26tail/libmate.so
-(MATE_LIBRARY=$B timeout 200 python3 -m pytest -q -x -m gpu tests/python --ignore=tests/python/test_tp_distributed.py -p no:cacheprovider > $OUT/r/suite.log 2>&1; echo "suite rc=$?"); tail -1 $OUT/r/suite.log; grep FAILED $OUT/r/suite.log | head -3
-for L in $A $B; do n=$(basename $(dirname $L))
-python3 bench/decode.py --library $L --arms mate --variants mate_bwg_f16_sym_m128_n128_split_pre --shapes llama8b.o,llama8b.qkv --m 136,160,256,320 --orders 2 --sustain-ms 700 --json $OUT/r/tail_$n.json > $OUT/r/tail_$n.log 2>&1; echo "$n rc=$?"; grep "  mate=\|=.*mate=" $OUT/r/tail_$n.log
-done
+A=$PWD/target/s26tail/libmate.so
+timeout 560 python3 bench/decode.py --library $A --arms mate --variants mate_bwg_f16_sym_m128_n128_split_pre,mate_bwg_f16_sym_m256_n128_split_pre --shapes llama8b.qkv,llama8b.o,llama8b.gate_up,llama8b.down,llama70b.qkv,llama70b.o,qwen1.5b.o,qwen1.5b.down,4096x2048 --m 272,320,352,384,448 --orders 2 --sustain-ms 500 --json $OUT/r/sweep.json > $OUT/r/sweep.log 2>&1; echo "rc=$?"
+grep -v "^#" $OUT/r/sweep.log | tail -60
 cd $OUT && tar czf r.tgz r && rm -rf r

@@ -546,8 +546,19 @@ fn bwg_routing_is_pinned() {
     // o / qkv / down and K = 4096 layers of 2048 / 3072 features (6-11 parts of 3-13); not
     // Llama-8B qkv / down, K >= 6144 at N = 4096 (parts of 21-56), the whole or paired 256-token
     // plans (Llama-8B gate_up, Llama-70B, M = 512 on Llama-8B o and on K = 2048 x N = 4096: two
-    // 256-token parts of 16 chunks)
+    // 256-token parts of 16 chunks). Also wherever the 256-token m-tiles pad M by a third more rows
+    // (bwg_m256_padded): M = 257-384 on every layer, not M = 385-512 or 513-640
     for (m, k, n, tm) in [
+        (257, 4096, 6144, 128),
+        (272, 4096, 6144, 128),
+        (384, 4096, 6144, 128),
+        (300, 14336, 4096, 128),
+        (320, 4096, 28672, 128),
+        (384, 8192, 10240, 128),
+        (384, 8192, 8192, 128),
+        (385, 4096, 6144, 256),
+        (448, 4096, 28672, 256),
+        (640, 8192, 8192, 256),
         (256, 4096, 4096, 128),
         (192, 4096, 4096, 128),
         (176, 4096, 4096, 256), // the last 128-token m-tile under half full

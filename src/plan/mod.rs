@@ -770,16 +770,33 @@ fn bwg_m64_streamk(p: &Problem, sms: i64) -> bool {
 /// 64-token tile measured 1.3-1.6x slower there: Llama-8B o 13.6-14.3 vs 10.7-10.9 us, Qwen2-1.5B
 /// down 17.5-19.7 vs 11.5-12.0, bench/NOTES.md session 16; a 128-token tile slower too,
 /// results/2026-11-30-m24-64-sweep.json), and the 128-token tile above 128 tokens where the
-/// 256-token tile's split parts are shallow ([`bwg_m256_shallow`]).
+/// 256-token tile's split parts are shallow ([`bwg_m256_shallow`]) or its m-tiles pad M by a
+/// third more rows ([`bwg_m256_padded`]).
 pub fn bwg_tile_tokens(p: &Problem, sms: i64) -> u32 {
     match p.m {
         ..=16 => 16,
         17..=32 => 32,
         33..=64 => bwg_m33_64_tile(p, sms).unwrap_or(32),
         65..=128 => 128,
-        _ if bwg_m256_shallow(p, sms) => 128,
+        _ if bwg_m256_shallow(p, sms) || bwg_m256_padded(p) => 128,
         _ => 256,
     }
+}
+
+/// bwg above 128 tokens: the 128-token tile also where the 256-token tile's m-tiles compute at
+/// least 4/3 the token rows the 128-token tile's would (M = 257-384: two m-tiles of 256, 512 rows,
+/// against three of 128, 384; the 128-token tile's last m-tile takes boxes from M - 128, so a
+/// nearly empty one costs a whole tile, not more). In whole tiles the 256-token tile computes a row
+/// ~1.23x cheaper (Llama-8B gate_up at M = 384: 202 us for 512 rows, the 128-token tile 186 for
+/// 384), so the next band's saving (M = 513-640: 768 against 640 rows, 1.2x) is not taken.
+/// Measured on the H200 (bench/NOTES.md session 27, results/2026-12-02-s27-m257-448-tile-sweep.json;
+/// both tiles at their planned splits in one process): at M = 272-384 the 128-token tile 0.70-0.985x
+/// of the 256-token plan on nine shapes (Llama-8B qkv 0.86-0.91x, o / gate_up 0.92-0.94x, down
+/// 0.95-0.96x, Llama-70B qkv 0.95x, o 0.98x, Qwen2-1.5B down 0.84-0.86x); at M = 448 (512 rows
+/// each) 1.05-1.28x slower.
+fn bwg_m256_padded(p: &Problem) -> bool {
+    let rows = |tm: i64| tm * ((p.m + tm - 1) / tm);
+    3 * rows(256) >= 4 * rows(128)
 }
 
 /// bwg above 128 tokens: where the 256-token tile's planned split ([`bwg_split`], no override)

@@ -11,7 +11,7 @@
 // Work: an output tile is TN features x one TM-token m-tile; the grid is persistent. Whole K: CTA
 // b takes tiles b, b + ctas, ... (ctas = gridDim.x). kSplit, p.total_warps = S > 0: the even
 // split, every tile's K in S ranges, items = tiles x S taken the same way; the last arriver sums
-// the fp32 partials in split order. kSplit, p.total_warps = 0 (128/256-token tiles): stream-K
+// the fp32 partials in split order. kSplit, p.total_warps = 0 (128-256-token tiles): stream-K
 // (kernels/split.cuh) over stages, after sk_whole_tiles() whole tiles taken the persistent way; a
 // tile shared by several CTAs is finished by its owner, which adds the others' partials in CTA
 // order. Either way deterministic, no atomic adds. A stage is CH chunks of 64 K
@@ -25,7 +25,7 @@
 //
 // The TMA box has min(TM, M rounded up to 8) rows (src/device/tma.rs box_rows, the same rule):
 // rows past M inside the box arrive as zeros, rows past the box are stale shared memory that only
-// reaches output columns of tokens >= M, which are never stored. (The 128/256-token tiles' last
+// reaches output columns of tokens >= M, which are never stored. (The 128-256-token tiles' last
 // m-tile of a multi-tile plan starts its boxes at M - TM instead: Item::x0 in bwg_body.) No act
 // order (x arrives in boxes, not gathered); the planner sends act-order frames elsewhere.
 #pragma once
@@ -194,7 +194,7 @@ __device__ __forceinline__ void add_own_rows(uint32_t own, float (&acc)[NACC], i
 // [1] entry, [2] the producer past pdl_wait, [3] the first weights, [4] the first x, [5] the
 // mainloop's end, [6] the reduction's end, [7] the epilogue's end; [9] 1 = this CTA summed the
 // tile (2: a stream-K owner, 3: a sliced part, 0: it stored a part), [10] %smid; the sliced
-// split (128/256 tokens) also [11] its partial stored, [12] arrived, [13] every part arrived. First
+// split (128-256 tokens) also [11] its partial stored, [12] arrived, [13] every part arrived. First
 // item only.
 __device__ __forceinline__ unsigned long long probe_clock() { return clock64(); }
 __device__ __forceinline__ unsigned long long probe_gtime() {
@@ -295,14 +295,14 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using namespace wg;
   using bulk::bulk_copy;
-  // WK = 9: eight consumer warps and one producer warp. WK = 12 (the 128/256-token tiles): a
+  // WK = 9: eight consumer warps and one producer warp. WK = 12 (the 128-256-token tiles): a
   // whole producer warpgroup (one warp issues, three exit) so the register file can move to the
   // consumers with setmaxnreg; a ninth warp would otherwise cap every warp at 168 registers
   // (three warps on one SM sub-partition) and the 128-float accumulators spill.
   constexpr bool kRegs = WK % 4 == 0;
   constexpr int WC = kRegs ? WK - 4 : WK - 1, NS = TN / 16;
   constexpr int CH = bwg::chunks_per_stage<TM>();
-  static_assert(WC % 4 == 0 && NS == WC && (kPre || TM <= 32) && P >= 2 && (TM == 16 || TM == 32 || TM == 64 || TM == 128 || TM == 256),
+  static_assert(WC % 4 == 0 && NS == WC && (kPre || TM <= 32) && P >= 2 && (TM == 16 || TM == 32 || TM == 64 || TM == 128 || TM == 192 || TM == 256),
                 "bad bwg tile");
   static_assert(!kRingFirst || (kSplit && WK == 12 && TM <= 64), "the ring-first variants are 12-warp split tiles of 32/64 tokens");
   static_assert(!kSk || (kSplit && WK == 12 && (TM == 32 || TM == 64) && !kRingFirst), "the stream-K variants are 12-warp 32/64-token split tiles");
@@ -336,10 +336,10 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   const int mtiles = (M + TM - 1) / TM, band = max(1, min(p.max_seg, mtiles));
   const int tiles = N / TN, NT = mtiles * tiles;  // output tiles
   const int ctas = gridDim.x, b = blockIdx.x;
-  // Stream-K in the 128/256-token tiles and the 32/64-token kSk variants: in the 16/32-token even-split
+  // Stream-K in the 128-256-token tiles and the 32/64-token kSk variants: in the 16/32-token even-split
   // variants its code cost 2-6 % on even-split plans (bench/NOTES.md, sessions 8 and 18).
   constexpr bool kStreamK = kSplit && (TM >= 128 || kSk);
-  // The 128/256-token tiles stage their output through shared memory (the epilogue below).
+  // The 128-256-token tiles stage their output through shared memory (the epilogue below).
   constexpr bool kStagedOut = TM >= 128;
   // The 16-64-token split variants take their tiles' tickets after the item loop (below): any
   // branch or runtime loop in the item loop's epilogue made ptxas build every wgmma descriptor in
@@ -377,7 +377,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
 #else
 #define MATE_PROBE_AT(i, cond)
 #endif
-  // x0: the first token of the item's x boxes. The 128/256-token tiles' last m-tile of a
+  // x0: the first token of the item's x boxes. The 128-256-token tiles' last m-tile of a
   // multi-tile plan starts its boxes at M - TM, so that every box row exists: a box reaching past
   // M is filled by the copy engine, which measured slow (the 256-token tile at M = 320 1.19x its
   // time at M = 384, bench/NOTES.md session 26); the epilogue then skips the rows below the
@@ -421,7 +421,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   __syncthreads();
 
   pdl_trigger();
-  // setmaxnreg (12-warp CTAs): one CTA an SM at 128/256 tokens, two at 32/64 (bwg namespace above)
+  // setmaxnreg (12-warp CTAs): one CTA an SM at 128-256 tokens, two at 32/64 (bwg namespace above)
   constexpr int kProdRegs = TM >= 128 ? bwg::kProducerRegs : kSplit && !kRingFirst ? bwg::kProducerRegs2Split : bwg::kProducerRegs2;
   constexpr int kConsRegs = TM >= 128 ? bwg::kConsumerRegs : bwg::kConsumerRegs2;
   if (warp >= WC) {
@@ -624,7 +624,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   // The descriptor of x at byte `off` of a stage. 16/32/64-token tiles: the stage's descriptor plus
   // off / 16 (the address field is bits 0..13 of addr / 16 and shared addresses stay below 256 KB,
   // so the add cannot carry out of it): one uniform add a wgmma instead of the mask / shift / or of
-  // desc_sw128. The 128/256-token tiles keep desc_sw128 (the add measured 1-8 % slower there,
+  // desc_sw128. The 128-256-token tiles keep desc_sw128 (the add measured 1-8 % slower there,
   // bench/NOTES.md session 10).
   auto xdesc = [&](uint32_t st, int off) -> uint64_t {
     if constexpr (TM <= 64)

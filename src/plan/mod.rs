@@ -765,38 +765,43 @@ fn bwg_m64_streamk(p: &Problem, sms: i64) -> bool {
     VARIANTS.iter().find(|v| v.family == Family::Bwg && v.tm == 64 && v.stream_k).is_some_and(|v| bwg_split(p, sms, v).split == 0)
 }
 
-/// bwg: the token tile for `p`: the smallest that holds M (M > 256: the largest), but the
+/// bwg: the token tile for `p`: the smallest that holds M up to 128 tokens, but the
 /// 32-token tile at M = 33-64 on layers of at most [`BWG_M33_64_MAX_WEIGHTS`] (two m-tiles; the
 /// 64-token tile measured 1.3-1.6x slower there: Llama-8B o 13.6-14.3 vs 10.7-10.9 us, Qwen2-1.5B
 /// down 17.5-19.7 vs 11.5-12.0, bench/NOTES.md session 16; a 128-token tile slower too,
 /// results/2026-11-30-m24-64-sweep.json), and the 128-token tile above 128 tokens where the
-/// 256-token tile's split parts are shallow ([`bwg_m256_shallow`]) or its m-tiles pad M by a
-/// third more rows ([`bwg_m256_padded`]).
+/// 256-token tile's split parts are shallow ([`bwg_m256_shallow`]); otherwise above 128 tokens
+/// the 128-, 192- or 256-token tile by the rows its m-tiles compute ([`bwg_large_tile`]).
 pub fn bwg_tile_tokens(p: &Problem, sms: i64) -> u32 {
     match p.m {
         ..=16 => 16,
         17..=32 => 32,
         33..=64 => bwg_m33_64_tile(p, sms).unwrap_or(32),
         65..=128 => 128,
-        _ if bwg_m256_shallow(p, sms) || bwg_m256_padded(p) => 128,
-        _ => 256,
+        _ if bwg_m256_shallow(p, sms) => 128,
+        _ => bwg_large_tile(p),
     }
 }
 
-/// bwg above 128 tokens: the 128-token tile also where the 256-token tile's m-tiles compute at
-/// least 4/3 the token rows the 128-token tile's would (M = 257-384: two m-tiles of 256, 512 rows,
-/// against three of 128, 384; the 128-token tile's last m-tile takes boxes from M - 128, so a
-/// nearly empty one costs a whole tile, not more). In whole tiles the 256-token tile computes a row
-/// ~1.23x cheaper (Llama-8B gate_up at M = 384: 202 us for 512 rows, the 128-token tile 186 for
-/// 384), so the next band's saving (M = 513-640: 768 against 640 rows, 1.2x) is not taken.
-/// Measured on the H200 (bench/NOTES.md session 27, results/2026-12-02-s27-m257-448-tile-sweep.json;
-/// both tiles at their planned splits in one process): at M = 272-384 the 128-token tile 0.70-0.985x
-/// of the 256-token plan on nine shapes (Llama-8B qkv 0.86-0.91x, o / gate_up 0.92-0.94x, down
-/// 0.95-0.96x, Llama-70B qkv 0.95x, o 0.98x, Qwen2-1.5B down 0.84-0.86x); at M = 448 (512 rows
-/// each) 1.05-1.28x slower.
-fn bwg_m256_padded(p: &Problem) -> bool {
-    let rows = |tm: i64| tm * ((p.m + tm - 1) / tm);
-    3 * rows(256) >= 4 * rows(128)
+/// bwg above 128 tokens: a token tile's m-tile costs about (this + tm) token rows; the last
+/// m-tile's rows past M are computed in full (its boxes start at M - tm, kernels/bwg.cuh
+/// Item::x0). Fitted on the H200 to whole tiles: Llama-8B gate_up at M = 384 took 202 us in two
+/// 256-token m-tiles and 186 us in three 128-token ones, 2 (75 + 256) / 3 (75 + 128) = 1.087 =
+/// 202 / 186. It predicts the 128-token tile ahead at M = 257-384 (measured 0.86-0.985x, nine
+/// shapes; 1.05-1.28x slower at M = 448) and a tie at M = 513-640 (measured 0.95-1.03x on the
+/// Llama layers; bench/NOTES.md session 27, results/2026-12-02-s27-m257-448-tile-sweep.json,
+/// -m513-640-tile-sweep.json). The 192-token tile's cost is the same line's (its wgmma is
+/// m64n192k16, its stage two chunks as at 256).
+pub const BWG_M_TILE_ROW_OVERHEAD: i64 = 75;
+
+/// bwg above 128 tokens (unless [`bwg_m256_shallow`]): the 128-, 192- or 256-token tile whose
+/// m-tiles cost the least by [`BWG_M_TILE_ROW_OVERHEAD`] (ties to the larger tile). The 192-token
+/// tile takes M = 129-192 (one m-tile of 192 against one of 256) and M = 257-384 (two of 192
+/// against three of 128 or two of 256); the 256-token tile the rest.
+fn bwg_large_tile(p: &Problem) -> u32 {
+    let cost = |tm: i64| ((p.m + tm - 1) / tm) * (BWG_M_TILE_ROW_OVERHEAD + tm);
+    let built = |tm: u32| VARIANTS.iter().any(|v| v.family == Family::Bwg && v.tm == tm);
+    [256u32, 192, 128].into_iter().filter(|&tm| built(tm)).min_by_key(|&tm| cost(tm as i64)).unwrap_or(256)
 }
 
 /// bwg above 128 tokens: where the 256-token tile's planned split ([`bwg_split`], no override)

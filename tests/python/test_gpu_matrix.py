@@ -247,9 +247,10 @@ BWG_CONFIGS = [(torch.float16, True, 128, False), (torch.bfloat16, False, 32, Tr
 @pytest.mark.parametrize("tile,M,dtype,sym,g,pre", [
     (tile, M, *cfg)
     for tile, M in [("_m16_n128_", 11), ("_m16_n128_", 16), ("_m32_n128_", 17), ("_m32_n128_", 32), ("_m32_n128_", 70),
-                    ("_m64_n128_", 40), ("_m64_n128_", 64), ("_m64_n128_", 130), ("_m128_n128_", 200), ("_m256_n128_", 300)]
+                    ("_m64_n128_", 40), ("_m64_n128_", 64), ("_m64_n128_", 130), ("_m128_n128_", 200), ("_m192_n128_", 160),
+                    ("_m192_n128_", 330), ("_m256_n128_", 300)]
     for cfg in BWG_CONFIGS
-    if cfg[3] or tile in ("_m16_n128_", "_m32_n128_")  # the 64/128/256-token tiles are built pre-scale only
+    if cfg[3] or tile in ("_m16_n128_", "_m32_n128_")  # the 64-256-token tiles are built pre-scale only
 ])
 def test_bwg_variants_parity(dtype, sym, g, pre, tile, M, forced):
     """bwg family (x by TMA boxes of M rounded up to 8 rows), each token tile, post-scale (16/32
@@ -278,7 +279,7 @@ def test_bwg_variants_parity(dtype, sym, g, pre, tile, M, forced):
     # the 32-token post-scale tile: split, ring-first, stream-K, ring-first with the sliced sum;
     # the 64-token tile: split, stream-K, split with the sliced sum
     assert len(splits) == {"_m32_n128_": 1 if pre else 4, "_m64_n128_": 3}.get(tile, 1), splits
-    # SM counts (src/plan/mod.rs bwg_split; 128/256-token tiles, 32 tiles here): 7 (stream-K after
+    # SM counts (src/plan/mod.rs bwg_split; 128-256-token tiles, 32 tiles here): 7 (stream-K after
     # whole rounds), 33 (forced where the rule says whole: stream-K, 32 tiles on 33 CTAs), 40 and
     # 132 (stream-K, more CTAs than tiles: owners of several contributors, ranges inside one
     # tile), 100 (the even split). 16/32-token tiles: the even split, or forced, split in two. The

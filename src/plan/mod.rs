@@ -771,7 +771,7 @@ fn bwg_m64_streamk(p: &Problem, sms: i64) -> bool {
 /// down 17.5-19.7 vs 11.5-12.0, bench/NOTES.md session 16; a 128-token tile slower too,
 /// results/2026-11-30-m24-64-sweep.json), and the 128-token tile above 128 tokens where the
 /// 256-token tile's split parts are shallow ([`bwg_m256_shallow`]); otherwise above 128 tokens
-/// the 128-, 192- or 256-token tile by the rows its m-tiles compute ([`bwg_large_tile`]).
+/// the smallest 160-256-token tile with as few m-tiles as the 256-token one ([`bwg_large_tile`]).
 pub fn bwg_tile_tokens(p: &Problem, sms: i64) -> u32 {
     match p.m {
         ..=16 => 16,
@@ -783,25 +783,20 @@ pub fn bwg_tile_tokens(p: &Problem, sms: i64) -> u32 {
     }
 }
 
-/// bwg above 128 tokens: a token tile's m-tile costs about (this + tm) token rows; the last
-/// m-tile's rows past M are computed in full (its boxes start at M - tm, kernels/bwg.cuh
-/// Item::x0). Fitted on the H200 to whole tiles: Llama-8B gate_up at M = 384 took 202 us in two
-/// 256-token m-tiles and 186 us in three 128-token ones, 2 (75 + 256) / 3 (75 + 128) = 1.087 =
-/// 202 / 186. It predicts the 128-token tile ahead at M = 257-384 (measured 0.86-0.985x, nine
-/// shapes; 1.05-1.28x slower at M = 448) and a tie at M = 513-640 (measured 0.95-1.03x on the
-/// Llama layers; bench/NOTES.md session 27, results/2026-12-02-s27-m257-448-tile-sweep.json,
-/// -m513-640-tile-sweep.json). The 192-token tile's cost is the same line's (its wgmma is
-/// m64n192k16, its stage two chunks as at 256).
-pub const BWG_M_TILE_ROW_OVERHEAD: i64 = 75;
-
-/// bwg above 128 tokens (unless [`bwg_m256_shallow`]): the 128-, 192- or 256-token tile whose
-/// m-tiles cost the least by [`BWG_M_TILE_ROW_OVERHEAD`] (ties to the larger tile). The 192-token
-/// tile takes M = 129-192 (one m-tile of 192 against one of 256) and M = 257-384 (two of 192
-/// against three of 128 or two of 256); the 256-token tile the rest.
+/// bwg above 128 tokens (unless [`bwg_m256_shallow`]): the smallest built token tile (160-256 in
+/// steps of 32) that covers M in as few m-tiles as the 256-token tile: the same tiles and splits,
+/// fewer padded rows (the last m-tile's rows past M are computed in full; its boxes start at M - tm,
+/// kernels/bwg.cuh Item::x0). So 160 tokens at M = 129-160 and 257-320, 192 at 161-192 and
+/// 321-384, 224 at 193-224 and 385-448, 256 at 225-256 and 449-512, and so on. Measured on the
+/// H200 (bench/NOTES.md session 27, results/2026-12-02-s27-*tile*.json, in one process at the
+/// tiles' planned splits): the 192-token tile against the best of the 128- and 256-token plans
+/// 0.84-0.90x at M = 160 and 0.86-0.97x at M = 320 / 384 on the eight Llama layers; before it, the
+/// 128-token tile's three m-tiles beat the 256-token tile's two at M = 257-384 (0.70-0.985x) and
+/// lost at 448 (1.05-1.28x, four against two), so more m-tiles of a smaller tile are not taken.
 fn bwg_large_tile(p: &Problem) -> u32 {
-    let cost = |tm: i64| ((p.m + tm - 1) / tm) * (BWG_M_TILE_ROW_OVERHEAD + tm);
+    let m_tiles = |tm: u32| (p.m + tm as i64 - 1) / tm as i64;
     let built = |tm: u32| VARIANTS.iter().any(|v| v.family == Family::Bwg && v.tm == tm);
-    [256u32, 192, 128].into_iter().filter(|&tm| built(tm)).min_by_key(|&tm| cost(tm as i64)).unwrap_or(256)
+    (160..=256).step_by(32).filter(|&tm| built(tm) && m_tiles(tm) == m_tiles(256)).min().unwrap_or(256)
 }
 
 /// bwg above 128 tokens: where the 256-token tile's planned split ([`bwg_split`], no override)

@@ -247,8 +247,8 @@ BWG_CONFIGS = [(torch.float16, True, 128, False), (torch.bfloat16, False, 32, Tr
 @pytest.mark.parametrize("tile,M,dtype,sym,g,pre", [
     (tile, M, *cfg)
     for tile, M in [("_m16_n128_", 11), ("_m16_n128_", 16), ("_m32_n128_", 17), ("_m32_n128_", 32), ("_m32_n128_", 70),
-                    ("_m64_n128_", 40), ("_m64_n128_", 64), ("_m64_n128_", 130), ("_m128_n128_", 200), ("_m192_n128_", 160),
-                    ("_m192_n128_", 330), ("_m256_n128_", 300)]
+                    ("_m64_n128_", 40), ("_m64_n128_", 64), ("_m64_n128_", 130), ("_m128_n128_", 200), ("_m160_n128_", 300),
+                    ("_m192_n128_", 160), ("_m192_n128_", 330), ("_m224_n128_", 420), ("_m256_n128_", 300)]
     for cfg in BWG_CONFIGS
     if cfg[3] or tile in ("_m16_n128_", "_m32_n128_")  # the 64-256-token tiles are built pre-scale only
 ])

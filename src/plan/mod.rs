@@ -788,11 +788,14 @@ pub fn bwg_tile_tokens(p: &Problem, sms: i64) -> u32 {
 /// fewer padded rows (the last m-tile's rows past M are computed in full; its boxes start at M - tm,
 /// kernels/bwg.cuh Item::x0). So 160 tokens at M = 129-160 and 257-320, 192 at 161-192 and
 /// 321-384, 224 at 193-224 and 385-448, 256 at 225-256 and 449-512, and so on. Measured on the
-/// H200 (bench/NOTES.md session 27, results/2026-12-02-s27-*tile*.json, in one process at the
-/// tiles' planned splits): the 192-token tile against the best of the 128- and 256-token plans
-/// 0.84-0.90x at M = 160 and 0.86-0.97x at M = 320 / 384 on the eight Llama layers; before it, the
-/// 128-token tile's three m-tiles beat the 256-token tile's two at M = 257-384 (0.70-0.985x) and
-/// lost at 448 (1.05-1.28x, four against two), so more m-tiles of a smaller tile are not taken.
+/// H200 (bench/NOTES.md session 27, in one process, every tile at its planned split): routed
+/// against the best of the forced 192- and 256-token plans 0.86-1.00x at M = 144 / 200 / 288 / 416
+/// on seven Llama layers (results/2026-12-02-s27-t160-t224-routed.json); the 192-token tile
+/// against the best of the 128- and 256-token plans 0.84-0.90x at M = 160 and 0.86-0.97x at
+/// M = 320 / 384 (-t192-routed.json). Before these tiles the 128-token tile's three m-tiles beat
+/// the 256-token tile's two at M = 257-384 (0.70-0.985x) but lost at 448 (1.05-1.28x, four against
+/// two) and tied at 513-640 (-m257-448-tile-sweep.json, -m513-640-tile-sweep.json), so more
+/// m-tiles of a smaller tile are not taken.
 fn bwg_large_tile(p: &Problem) -> u32 {
     let m_tiles = |tm: u32| (p.m + tm as i64 - 1) / tm as i64;
     let built = |tm: u32| VARIANTS.iter().any(|v| v.family == Family::Bwg && v.tm == tm);

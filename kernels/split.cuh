@@ -66,7 +66,7 @@ __device__ __forceinline__ void split_wait(int* counter, int parts) {
   *counter = 0;
 }
 
-// The sliced even split (bwg's 128/256-token tiles, every part its own resident CTA): each part
+// The sliced even split (bwg's 128-256-token tiles, every part its own resident CTA): each part
 // stores its partial and arrives (split_arrive), waits for all `parts` arrivals (split_wait_all),
 // sums its slice of the tile from every part's slot in split order and stores that slice, then
 // leaves (split_leave): the last to leave resets the counter for the next call. The parts wait

@@ -454,7 +454,7 @@ fn bwg_sliced_sum_is_pinned() {
 
 #[test]
 fn bwg_pairs_are_pinned() {
-    // The paired even split (bwg_paired, Plan::cluster = 2): the 128/256-token tiles' even splits
+    // The paired even split (bwg_paired, Plan::cluster = 2): the 128-256-token tiles' even splits
     // in two parts, one CTA each. Llama-70B o / down at M = 128-256 (64 tiles x 2), Llama-8B o at
     // M = 256 (the 128-token tile, bwg_tile_tokens: 64 tiles x 2); not the four-part splits
     // (Llama-8B o at M = 128, down at M = 128-256: 32 tiles x 4), stream-K plans (Llama-8B
@@ -644,7 +644,7 @@ fn bwg_routing_is_pinned() {
     let sm80 = Caps { wgmma: false, ..Caps::uniform(132, 2) };
     assert_ne!(VARIANTS[plan(&problem(32, 4096, 28672, 128, false, DType::F16), &sm80).unwrap().variant].family, Family::Bwg);
     // The split (bwg_split): an even split where the tiles leave resident slots free (S = slots /
-    // tiles CTAs per tile, each a stage deep); in the 128/256-token tiles stream-K over stages on
+    // tiles CTAs per tile, each a stage deep); in the 128-256-token tiles stream-K over stages on
     // every slot where it takes >= 10 % of the stages off the busiest CTA, after all full rounds
     // but the last taken whole (the 32-token tile: instead of whole tiles only, >= 13 %); else
     // whole tiles.

@@ -508,7 +508,7 @@ pub struct BwgSplit {
     pub split: i64,
 }
 
-/// bwg: whole tiles, an even split of every tile, or (128/256-token tiles) stream-K over stages
+/// bwg: whole tiles, an even split of every tile, or (128-256-token tiles) stream-K over stages
 /// after the whole rounds of [`bwg_streamk_whole_tiles`]. The even split: where the tiles alone
 /// cannot give every resident slot an item, as many CTAs per tile as keep all items in one round,
 /// each at least two stages deep. Stream-K where it takes at least a tenth of the stages off the
@@ -613,7 +613,7 @@ pub fn bwg_sliced(p: &Problem, sms: i64, v: &Variant) -> bool {
 }
 
 /// Whether a bwg plan of `v`'s tile with split `s` over `tiles` output tiles runs paired: an even
-/// split in two parts, one CTA a part, on a 128/256-token tile with three or more ring stages
+/// split in two parts, one CTA a part, on a 128-256-token tile with three or more ring stages
 /// (kernels/bwg.cuh: the staged epilogue, a slot to receive the partner's half). The launch then
 /// groups CTAs b, b ^ 1 (a tile's two parts) in 2-CTA clusters, which
 /// sum their partials through distributed shared memory, each storing half the tile, instead of
@@ -641,7 +641,7 @@ pub fn bwg_streamk_tile(v: &Variant) -> bool {
 
 /// bwg's 32/64-token tiles take stream-K instead of whole tiles (never instead of an even split;
 /// the 64-token tile only where whole tiles fill the slots more than once) where it leaves the
-/// busiest CTA at most this percentage of the stages (the 128/256-token tiles: 90 % of whole tiles
+/// busiest CTA at most this percentage of the stages (the 128-256-token tiles: 90 % of whole tiles
 /// or the even split). The 64-token tile (session 19, results/2026-12-01-bwg-m64-streamk-ab.json):
 /// Llama-70B gate_up at M = 33-64 (448 tiles, 109 of 128 stages) 0.94-0.97x of wg (bf16 with zero
 /// points 0.89-0.96x), Qwen2-1.5B gate_up (140 tiles, 7 of 12) 1.03-1.05x, Llama-8B gate_up forced
@@ -714,7 +714,7 @@ pub fn prefer_wgmma(p: &Problem) -> bool {
 /// Llama-8B o and down since session 12, results/2026-11-30-m9-16-sweep.json; Llama-70B o ties),
 /// where the bulk family's 8-chunk stages leave its split items shallow; at M = 2-8 on layers of
 /// 2^23-2^25 weights where neither the bulk family serves nor dect's CTAs fill one wave over a
-/// shallow K (none of the benchmark's layers since bulk's narrow tile, session 12). Above 64 tokens (128/256-token
+/// shallow K (none of the benchmark's layers since bulk's narrow tile, session 12). Above 64 tokens (128-256-token
 /// tiles, results/2026-11-29-prefill-bwg-sweep.json, -bwg-sweep-m48-96.json) it beats wg by up to
 /// 1.3x at M = 96-256 (Llama-70B down M = 96: 119 vs 155 us; Llama-8B o M = 128: 18.0 vs 22.3)
 /// and is within +-10 % of it at M = 1024-4096 (geomean 0.99x of wg's time). Act order reaches

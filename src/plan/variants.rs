@@ -127,7 +127,7 @@ impl Variant {
     }
 
     /// bulk, bwg: resident CTAs per SM the kernel is built for (kernels/bulk.cuh bulk_min_blocks,
-    /// kernels/bwg.cuh bwg_min_blocks): one for bwg's 128/256-token tiles and bulk's 160-feature
+    /// kernels/bwg.cuh bwg_min_blocks): one for bwg's 128-256-token tiles and bulk's 160-feature
     /// tiles, else [`crate::plan::BULK_CTAS_PER_SM`].
     pub fn ctas_per_sm(&self) -> u32 {
         if (self.family == Family::Bwg && self.tm >= 128) || (self.family == Family::Bulk && self.tn > 128) {

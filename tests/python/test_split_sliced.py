@@ -2,7 +2,7 @@
 split sums a slice of its tile (kernels/bwg.cuh bwg::sliced_sum) where each part is its own CTA,
 else (fewer CTAs than parts) the last arriver sums the tile as in the plain variant. Both add the
 parts in split order, so a sliced variant and its plain twin must agree bit for bit on any plan,
-and the sliced one must be right against float64 with every output written. Also the 128/256-token tiles' sliced even
+and the sliced one must be right against float64 with every output written. Also the 128-256-token tiles' sliced even
 split (no variants of its own: from three parts, one CTA each), against float64 and reruns."""
 
 import pytest
@@ -64,7 +64,7 @@ def test_sliced_variant_matches_its_twin_bitwise(sym):
         torch.ops.mate._force_variant(None)
 
 
-# The 128/256-token tiles' sliced even split (kernels/bwg.cuh, kStagedOut with S >= 3 parts, one
+# The 128-256-token tiles' sliced even split (kernels/bwg.cuh, kStagedOut with S >= 3 parts, one
 # CTA each): each part keeps its own slice in shared memory and stores only the others' through
 # L2. Llama-8B o's shape (32 tiles of 128, K = 4096): 4 parts a tile at 132 SMs, 3 at 100, 2 at
 # 64 (the ticket: the form the sliced sum must stay close to).

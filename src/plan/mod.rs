@@ -783,11 +783,12 @@ pub fn bwg_tile_tokens(p: &Problem, sms: i64) -> u32 {
     }
 }
 
-/// bwg above 128 tokens (unless [`bwg_m256_shallow`]): the smallest built token tile (160-256 in
-/// steps of 32) that covers M in as few m-tiles as the 256-token tile: the same tiles and splits,
-/// fewer padded rows (the last m-tile's rows past M are computed in full; its boxes start at M - tm,
-/// kernels/bwg.cuh Item::x0). So 160 tokens at M = 129-160 and 257-320, 192 at 161-192 and
-/// 321-384, 224 at 193-224 and 385-448, 256 at 225-256 and 449-512, and so on. Measured on the
+/// bwg above 128 tokens (unless [`bwg_m256_shallow`]): the smallest built token tile (now 160-256
+/// in steps of 32) that covers M in as few m-tiles as the largest, the 256-token tile: the same
+/// tiles and splits, fewer padded rows (the last m-tile's rows past M are computed in full; its
+/// boxes start at M - tm, kernels/bwg.cuh Item::x0). So 160 tokens at M = 129-160 and 257-320,
+/// 192 at 161-192 and 321-384, 224 at 193-224 and 385-448, 256 at 225-256 and 449-512, and so
+/// on. Measured on the
 /// H200 (bench/NOTES.md session 27, in one process, every tile at its planned split): routed
 /// against the best of the forced 192- and 256-token plans 0.86-1.00x at M = 144 / 200 / 288 / 416
 /// on seven Llama layers (results/2026-12-02-s27-t160-t224-routed.json); the 192-token tile
@@ -797,9 +798,11 @@ pub fn bwg_tile_tokens(p: &Problem, sms: i64) -> u32 {
 /// two) and tied at 513-640 (-m257-448-tile-sweep.json, -m513-640-tile-sweep.json), so more
 /// m-tiles of a smaller tile are not taken.
 fn bwg_large_tile(p: &Problem) -> u32 {
+    // the token tiles kernels/variants.def builds decide; smaller ones never match the count
     let m_tiles = |tm: u32| (p.m + tm as i64 - 1) / tm as i64;
-    let built = |tm: u32| VARIANTS.iter().any(|v| v.family == Family::Bwg && v.tm == tm);
-    (160..=256).step_by(32).filter(|&tm| built(tm) && m_tiles(tm) == m_tiles(256)).min().unwrap_or(256)
+    let tiles = || VARIANTS.iter().filter(|v| v.family == Family::Bwg).map(|v| v.tm);
+    let largest = tiles().max().unwrap_or(256);
+    tiles().filter(|&tm| m_tiles(tm) == m_tiles(largest)).min().unwrap_or(largest)
 }
 
 /// bwg above 128 tokens: where the 256-token tile's planned split ([`bwg_split`], no override)

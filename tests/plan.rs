@@ -131,7 +131,7 @@ fn every_envelope_configuration_has_a_variant() {
                             }
                             Family::Bwg => {
                                 // bulk's persistent grid; bwg_tile_tokens' tile (the smallest that
-                                // holds M, or a 128-token tile above 128: pinned in
+                                // holds M, above 128 tokens a 128-256-token tile: pinned in
                                 // bwg_routing_is_pinned); whole tiles, an even split (every part a
                                 // stage deep) or stream-K (every CTA a stage)
                                 assert_eq!(v.tm, bwg_tile_tokens(&p, 132), "M={m} K={k} N={n}");

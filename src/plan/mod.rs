@@ -788,8 +788,8 @@ pub fn bwg_tile_tokens(p: &Problem, sms: i64) -> u32 {
 /// tiles and splits, fewer padded rows (the last m-tile's rows past M are computed in full; its
 /// boxes start at M - tm, kernels/bwg.cuh Item::x0). So 160 tokens at M = 129-160 and 257-320,
 /// 192 at 161-192 and 321-384, 224 at 193-224 and 385-448, 256 at 225-256 and 449-512, and so
-/// on. Measured on the
-/// H200 (bench/NOTES.md session 27, in one process, every tile at its planned split): routed
+/// on. Measured on the H200 (bench/NOTES.md session 27, in one process, every tile at its planned
+/// split): routed
 /// against the best of the forced 192- and 256-token plans 0.86-1.00x at M = 144 / 200 / 288 / 416
 /// on seven Llama layers (results/2026-12-02-s27-t160-t224-routed.json); the 192-token tile
 /// against the best of the 128- and 256-token plans 0.84-0.90x at M = 160 and 0.86-0.97x at

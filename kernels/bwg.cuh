@@ -302,7 +302,9 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   constexpr bool kRegs = WK % 4 == 0;
   constexpr int WC = kRegs ? WK - 4 : WK - 1, NS = TN / 16;
   constexpr int CH = bwg::chunks_per_stage<TM>();
-  static_assert(WC % 4 == 0 && NS == WC && (kPre || TM <= 32) && P >= 2 && (TM == 16 || TM == 32 || TM == 64 || TM == 128 || TM == 160 || TM == 192 || TM == 224 || TM == 256),
+  // 128-256 tokens: TM / 8 even (the epilogue's stmatrix pairs), so TM x 128 bytes of a box is a
+  // 1024-multiple (the 128-byte swizzle's atom); wgmma n up to 256.
+  static_assert(WC % 4 == 0 && NS == WC && (kPre || TM <= 32) && P >= 2 && (TM == 16 || TM == 32 || TM == 64 || (TM % 16 == 0 && TM >= 128 && TM <= 256)),
                 "bad bwg tile");
   static_assert(!kRingFirst || (kSplit && WK == 12 && TM <= 64), "the ring-first variants are 12-warp split tiles of 32/64 tokens");
   static_assert(!kSk || (kSplit && WK == 12 && (TM == 32 || TM == 64) && !kRingFirst), "the stream-K variants are 12-warp 32/64-token split tiles");

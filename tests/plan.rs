@@ -534,8 +534,8 @@ fn bwg_routing_is_pinned() {
         }
     }
     // the smallest token tile that holds M, but at M = 33-64 32-token m-tiles up to 2^24 weights,
-    // the 64-token tile above (and above 128 tokens in steps of 32 tokens)
-    for (m, tm) in [(9, 16), (16, 16), (17, 32), (32, 32), (33, 32), (64, 32), (65, 128), (128, 128), (129, 160), (4096, 256)] {
+    // the 64-token tile above (and above 128 tokens in steps of 16 tokens)
+    for (m, tm) in [(9, 16), (16, 16), (17, 32), (32, 32), (33, 32), (64, 32), (65, 128), (128, 128), (129, 144), (4096, 256)] {
         let n = if (33..=64).contains(&m) { 4096 } else { 6144 };
         let v = &VARIANTS[plan(&problem(m, 4096, n, 128, false, DType::F16), &caps).unwrap().variant];
         assert_eq!((v.family, v.tm), (Family::Bwg, tm), "M={m}");
@@ -546,31 +546,43 @@ fn bwg_routing_is_pinned() {
     // o / qkv / down and K = 4096 layers of 2048 / 3072 features (6-11 parts of 3-13); not
     // Llama-8B qkv / down, K >= 6144 at N = 4096 (parts of 21-56), the whole or paired 256-token
     // plans (Llama-8B gate_up, Llama-70B, M = 512 on Llama-8B o and on K = 2048 x N = 4096: two
-    // 256-token parts of 16 chunks). Elsewhere above 128 tokens the smallest tile (160-256 in steps
-    // of 32) with as few m-tiles as the 256-token tile (bwg_large_tile)
+    // 256-token parts of 16 chunks). Elsewhere above 128 tokens the smallest tile (144-256 in steps
+    // of 16) with as few m-tiles as the 256-token tile (bwg_large_tile)
     for (m, k, n, tm) in [
-        (129, 4096, 6144, 160),
+        (129, 4096, 6144, 144),
+        (144, 4096, 6144, 144),
+        (145, 4096, 6144, 160),
         (160, 4096, 4096, 160),
-        (161, 4096, 6144, 192),
+        (161, 4096, 6144, 176),
+        (177, 4096, 6144, 192),
         (192, 4096, 28672, 192),
-        (193, 4096, 6144, 224),
-        (225, 4096, 6144, 256),
-        (257, 4096, 6144, 160),
+        (193, 4096, 6144, 208),
+        (209, 4096, 6144, 224),
+        (225, 4096, 6144, 240),
+        (241, 4096, 6144, 256),
+        (257, 4096, 6144, 144),
+        (288, 4096, 28672, 144),
+        (289, 4096, 6144, 160),
         (320, 4096, 28672, 160),
         (300, 14336, 4096, 160),
-        (321, 4096, 6144, 192),
+        (321, 4096, 6144, 176),
+        (353, 4096, 6144, 192),
         (384, 8192, 10240, 192),
         (384, 8192, 8192, 192),
-        (385, 4096, 6144, 224),
+        (385, 4096, 6144, 208),
+        (417, 4096, 6144, 224),
         (448, 4096, 28672, 224),
-        (449, 4096, 28672, 256),
+        (449, 4096, 28672, 240),
+        (481, 4096, 28672, 256),
+        (513, 8192, 8192, 176),
         (576, 8192, 8192, 192),
         (640, 8192, 8192, 224),
-        (800, 8192, 8192, 224),
+        (800, 8192, 8192, 208),
+        (900, 8192, 8192, 240),
         (1024, 8192, 8192, 256),
         (256, 4096, 4096, 128),
         (192, 4096, 4096, 128),
-        (176, 4096, 4096, 192), // the last 128-token m-tile under half full
+        (176, 4096, 4096, 176), // the last 128-token m-tile under half full
         (160, 2048, 4096, 160),
         (320, 1536, 1536, 128),
         (256, 1536, 1536, 128),

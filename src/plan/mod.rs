@@ -771,7 +771,7 @@ fn bwg_m64_streamk(p: &Problem, sms: i64) -> bool {
 /// down 17.5-19.7 vs 11.5-12.0, bench/NOTES.md session 16; a 128-token tile slower too,
 /// results/2026-11-30-m24-64-sweep.json), and the 128-token tile above 128 tokens where the
 /// 256-token tile's split parts are shallow ([`bwg_m256_shallow`]); otherwise above 128 tokens
-/// the smallest 160-256-token tile with as few m-tiles as the 256-token one ([`bwg_large_tile`]).
+/// the smallest 144-256-token tile with as few m-tiles as the 256-token one ([`bwg_large_tile`]).
 pub fn bwg_tile_tokens(p: &Problem, sms: i64) -> u32 {
     match p.m {
         ..=16 => 16,
@@ -783,20 +783,20 @@ pub fn bwg_tile_tokens(p: &Problem, sms: i64) -> u32 {
     }
 }
 
-/// bwg above 128 tokens (unless [`bwg_m256_shallow`]): the smallest built token tile (now 160-256
-/// in steps of 32) that covers M in as few m-tiles as the largest, the 256-token tile: the same
+/// bwg above 128 tokens (unless [`bwg_m256_shallow`]): the smallest built token tile (now 144-256
+/// in steps of 16) that covers M in as few m-tiles as the largest, the 256-token tile: the same
 /// tiles and splits, fewer padded rows (the last m-tile's rows past M are computed in full; its
-/// boxes start at M - tm, kernels/bwg.cuh Item::x0). So 160 tokens at M = 129-160 and 257-320,
-/// 192 at 161-192 and 321-384, 224 at 193-224 and 385-448, 256 at 225-256 and 449-512, and so
-/// on. Measured on the H200 (bench/NOTES.md session 27, in one process, every tile at its planned
-/// split): routed
-/// against the best of the forced 192- and 256-token plans 0.86-1.00x at M = 144 / 200 / 288 / 416
-/// on seven Llama layers (results/2026-12-02-s27-t160-t224-routed.json); the 192-token tile
-/// against the best of the 128- and 256-token plans 0.84-0.90x at M = 160 and 0.86-0.97x at
-/// M = 320 / 384 (-t192-routed.json). Before these tiles the 128-token tile's three m-tiles beat
-/// the 256-token tile's two at M = 257-384 (0.70-0.985x) but lost at 448 (1.05-1.28x, four against
-/// two) and tied at 513-640 (-m257-448-tile-sweep.json, -m513-640-tile-sweep.json), so more
-/// m-tiles of a smaller tile are not taken.
+/// boxes start at M - tm, kernels/bwg.cuh Item::x0). So 144 tokens at M = 129-144 and 257-288,
+/// 160 at 145-160 and 289-320, ..., 256 at 241-256 and 481-512; 176 at 513-528, 192 up to 576,
+/// and so on. Measured on the H200 with the tiles in steps of 32 (bench/NOTES.md session 27, in
+/// one process, every tile at its planned split): routed against the best of the forced 192- and
+/// 256-token plans 0.86-1.00x at M = 144 / 200 / 288 / 416 on seven Llama layers
+/// (results/2026-12-02-s27-t160-t224-routed.json); the 192-token tile against the best of the
+/// 128- and 256-token plans 0.84-0.90x at M = 160 and 0.86-0.97x at M = 320 / 384
+/// (-t192-routed.json). The steps of 16: bench/NOTES.md session 28. Before these tiles the
+/// 128-token tile's three m-tiles beat the 256-token tile's two at M = 257-384 (0.70-0.985x) but
+/// lost at 448 (1.05-1.28x, four against two) and tied at 513-640 (-m257-448-tile-sweep.json,
+/// -m513-640-tile-sweep.json), so more m-tiles of a smaller tile are not taken.
 fn bwg_large_tile(p: &Problem) -> u32 {
     // the token tiles kernels/variants.def builds decide; smaller ones never match the count
     let m_tiles = |tm: u32| (p.m + tm as i64 - 1) / tm as i64;

@@ -816,8 +816,8 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
       int* const counters = reinterpret_cast<int*>(part + static_cast<int64_t>(streamk ? ctas : NT * S) * kTile);
       if (P >= 3 && !streamk && kStagedOut && ctas == NT * S && S == 2 && cluster::size() == 2) {
         // Paired (src/plan/mod.rs bwg_paired: the launch's 2-CTA clusters are a tile's two parts,
-        // CTAs b and b ^ 1): part z sums half z of the tile's token rows (pieces [h0, h0 + TM / 16))
-        // and stores it. It pushes its partial's other half into the partner's shared memory (a
+        // CTAs b and b ^ 1): part z sums half z of the tile's token rows (part 0 pieces [0, kH0),
+        // part 1 the rest: kH0 even, the epilogue's stmatrix takes pieces in pairs) and stores it. It pushes its partial's other half into the partner's shared memory (a
         // ring slot neither CTA stages its epilogue in: three slots needed) and adds the partner's
         // half of its own, in part order, (0 + part 0) + part 1: the ticket's sums, bit for bit,
         // without one SM reading both 64-128 KB partials through L2 (the plan has no workspace:
@@ -826,11 +826,12 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         // with the partner's slice through shared memory beside the L2 stores (bench/NOTES.md
         // session 24).
         if constexpr (P >= 3) {
-          constexpr int kHalf = TM / 16, kT = WC * 32;
-          static_assert(kHalf * kT * 16 <= kStage, "half a tile's partial must fit a ring slot");
-          const int z = wk.z, h0 = z * kHalf, o0 = (z ^ 1) * kHalf;  // this part's half, the partner's
+          constexpr int kH0 = 2 * ((TM / 16 + 1) / 2), kT = WC * 32;  // TM = 144: pieces 0-9 and 10-17
+          static_assert(kH0 * kT * 16 <= kStage, "half a tile's partial must fit a ring slot");
+          const int z = wk.z, h0 = z * kH0, o0 = (z ^ 1) * kH0;  // this part's half, the partner's
+          const int nh = z == 0 ? kH0 : TM / 8 - kH0, no = TM / 8 - nh;
           q0 = h0;
-          q1 = h0 + kHalf;
+          q1 = h0 + nh;
           // This CTA's only item ends on last_slot, the partner's on lp (its K range's stages).
           const int lp = (k_range(z ^ 1, S, C, CH).nst - 1) % P;
           int xs = 0;
@@ -840,13 +841,13 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
           const uint32_t remote = cluster::peer(recv, z ^ 1);
 #pragma unroll
           for (int q = 0; q < NACC / 4; ++q) {
-            if (q >= o0 && q < o0 + kHalf)
+            if (q >= o0 && q < o0 + no)
               cluster::st128(remote + ((q - o0) * kT + threadIdx.x) * 16, acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]);
           }
           cluster::sync();  // the partner's half of this part's rows has landed in slot xs
 #pragma unroll
           for (int q = 0; q < NACC / 4; ++q) {
-            if (q >= h0 && q < h0 + kHalf) {
+            if (q >= h0 && q < h0 + nh) {
               const uint4 v = bwg::lds128(recv + ((q - h0) * kT + threadIdx.x) * 16);
               const float o[4] = {__uint_as_float(v.x), __uint_as_float(v.y), __uint_as_float(v.z), __uint_as_float(v.w)};
 #pragma unroll

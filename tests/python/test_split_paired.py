@@ -31,9 +31,10 @@ def _checked(tag, a, ref, dtype, again):
 
 
 # K = 4160 (65 chunks): the parts end on different ring slots (16 and 17 stages), so the slot
-# that receives the partner's half is the third one.
+# that receives the partner's half is the third one. 144 / 240 tokens: halves of unequal size
+# (18 / 30 pieces of 8 rows split 10 + 8 / 16 + 14, each even for the epilogue's stmatrix pairs).
 @pytest.mark.parametrize("k", [K, 4160])
-@pytest.mark.parametrize("tm", [128, 256])
+@pytest.mark.parametrize("tm", [128, 144, 240, 256])
 @pytest.mark.parametrize("dtype,sym", [(torch.float16, True), (torch.bfloat16, False)])
 def test_two_parts_paired_match_the_ticket_bitwise(tm, dtype, sym, k):
     name, ck, fr, bias = _setup(tm, dtype, sym, k)

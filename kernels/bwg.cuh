@@ -80,6 +80,11 @@ __device__ __forceinline__ void sts128(uint32_t addr, const float4& v) {
 // (pre-scale); unscaled for the exact form, which scales each group's fp32 sums after the MMA.
 template <typename T, bool kScaled>
 __device__ __forceinline__ void deq(uint32_t w, uint32_t a[4], uint32_t s0, uint32_t s1, uint32_t zl, uint32_t zh) {
+#ifdef MATE_BWG_LAB_NODEQ  // lab switch (MATE_KERNEL_FLAGS, never shipped; wrong results): what dequantizing costs
+#pragma unroll
+  for (int i = 0; i < 4; ++i) a[i] = w;
+  return;
+#endif
   if constexpr (std::is_same<T, __half>::value) {
     const __half2 k16 = __half2half2(__ushort_as_half(0x2C00));  // 1/16
     const uint32_t w8 = w >> 8;

@@ -14,7 +14,12 @@ sys.path.insert(0, str(ROOT))
 
 
 def main():
-    from bench import arms, decode
+    import os
+
+    if "--library" in sys.argv:  # decode.main sets it too, but the arms module loads the library on import
+        os.environ["MATE_LIBRARY"] = sys.argv[sys.argv.index("--library") + 1]
+    from bench import decode  # (first: it puts tests/python and torch_ops on the path)
+    from bench import arms
 
     real = arms.Mate.check
 

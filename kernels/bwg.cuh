@@ -307,8 +307,8 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   constexpr bool kRegs = WK % 4 == 0;
   constexpr int WC = kRegs ? WK - 4 : WK - 1, NS = TN / 16;
   constexpr int CH = bwg::chunks_per_stage<TM>();
-  // 128-256 tokens: TM / 8 even (the epilogue's stmatrix pairs), so TM x 128 bytes of a box is a
-  // 1024-multiple (the 128-byte swizzle's atom); wgmma n up to 256.
+  // 128-256 tokens: TM / 8 even (the epilogue's stmatrix pairs; a box of TM x 128 bytes is then
+  // also a 1024-multiple, the 128-byte swizzle's atom), wgmma n at most 256.
   static_assert(WC % 4 == 0 && NS == WC && (kPre || TM <= 32) && P >= 2 && (TM == 16 || TM == 32 || TM == 64 || (TM % 16 == 0 && TM >= 128 && TM <= 256)),
                 "bad bwg tile");
   static_assert(!kRingFirst || (kSplit && WK == 12 && TM <= 64), "the ring-first variants are 12-warp split tiles of 32/64 tokens");
@@ -822,7 +822,8 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
       if (P >= 3 && !streamk && kStagedOut && ctas == NT * S && S == 2 && cluster::size() == 2) {
         // Paired (src/plan/mod.rs bwg_paired: the launch's 2-CTA clusters are a tile's two parts,
         // CTAs b and b ^ 1): part z sums half z of the tile's token rows (part 0 pieces [0, kH0),
-        // part 1 the rest: kH0 even, the epilogue's stmatrix takes pieces in pairs) and stores it. It pushes its partial's other half into the partner's shared memory (a
+        // part 1 the rest: kH0 even, the epilogue's stmatrix takes pieces in pairs) and stores
+        // it. It pushes its partial's other half into the partner's shared memory (a
         // ring slot neither CTA stages its epilogue in: three slots needed) and adds the partner's
         // half of its own, in part order, (0 + part 0) + part 1: the ticket's sums, bit for bit,
         // without one SM reading both 64-128 KB partials through L2 (the plan has no workspace:

@@ -525,7 +525,10 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   // One A register set: the register-operand rule of kernels/wg.cuh makes each chunk wait for the
   // previous chunk's wgmma before dequantizing (`wait_group 0`); the other warpgroup and CTA
   // overlap it. Two sets alternating by chunk (`wait_group 1`) measured 5-10 % slower, and ptxas
-  // serializes the wgmma of the unrolled form (bench/NOTES.md, session 5).
+  // serializes the wgmma of the unrolled form (bench/NOTES.md, session 5). Session 30's lab
+  // (bench/lab/s30_alt_a_sets.patch: chunk 1 of a 144-256-token stage in a second set, dequantized
+  // under chunk 0's wgmma) needed the in-flight set pinned past `wait_group 1` (ptxas reuses its
+  // registers there) and measured 1.03-1.09x slower on 28 prefill points.
   uint32_t cur[4][4];
   // The exact form's chunk pairs (below): a second A register set, both sets written after one
   // wait and read by one batch of eight wgmma (not alternating: nothing in flight reads either
@@ -535,22 +538,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   // The 64-token tile (12 warps) pairs pre-scaled: the exact form's 32 group sums would not fit
   // beside two A sets at 104 registers.
   constexpr bool kPairs = !kPre ? (TM == 16 && !(kZeros && kSplit)) || (TM == 32 && kRegs) : TM == 64 && kRegs;
-  // Lab (MATE_BWG_LAB_ALT=1|2): the 144-256-token tiles (two chunks a stage) give a stage's chunk 1
-  // its own A register set (cur2), so a chunk's dequantization can overlap a wgmma of this
-  // warpgroup instead of following a full wait. 1 ("half"): the stage starts with wait_group 0,
-  // chunk 1 is dequantized under chunk 0's wgmma (wait_group 1). 2 ("early"): the stage starts with
-  // wait_group 1 (retiring the previous chunk 0), both chunks are dequantized under the previous
-  // stage's chunk 1, and wait_group 1 precedes chunk 1's wgmma. The full alternation (chunk 0 under
-  // the previous chunk 1, chunk 1 under chunk 0) makes ptxas serialize every wgmma (C7513), and so
-  // does "half" with a wait_group 1 at the stage's start (bench/NOTES.md, session 30).
-#ifdef MATE_BWG_LAB_ALT
-  constexpr int kAltMode = kPre && TM >= 144 ? MATE_BWG_LAB_ALT : 0;
-#else
-  constexpr int kAltMode = 0;
-#endif
-  constexpr bool kAlt = kAltMode != 0;
-  static_assert(!kAlt || CH == 2, "the lab's second set is a stage's chunk 1");
-  uint32_t cur2[kPairs || kAlt ? 4 : 1][4];
+  uint32_t cur2[kPairs ? 4 : 1][4];
   // Constants of the dequantization: fp16 1024 + z (a nibble in bits 0..3) and -(64 + z) (bits
   // 4..7, value 1024 + 16q, scaled by 1/16); bf16 128 + z. Built with integer ops.
   auto zc = [](int z, bool high) -> uint32_t {
@@ -670,7 +658,6 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         for (int i = 0; i < NACC; ++i) acc[i] = fmaf(i & 2 ? ps1 : ps0, grp[i], acc[i]);
       }
     };
-    bool prev2 = false;  // kAlt: the previous stage of this item had two chunks (cur2 in flight)
     for (int it = 0; it < wk.nst; ++it, ++ring) {
       const int slot = ring % P;
       mbar_wait(full0 + 8 * slot, (ring / P) & 1);
@@ -684,83 +671,6 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
       // more, so a pair never straddles a group): chunks go in pairs, both dequantized after one
       // wait (two A register sets, two independent dequantization chains) and their eight wgmma in
       // one batch, so the wait, the fence and the first wgmma's stall come once a pair.
-      if constexpr (kAlt) {
-        // Both chunks' words and scales first (a one-chunk stage reads the second's stale but
-        // in-bounds shared memory and never uses it).
-        uint32_t w0[4], w1[4];
-#pragma unroll
-        for (int s = 0; s < 4; ++s) {
-          const uint4 v = bwg::lds128(wbase + s * 16);
-          w0[s] = prmt(hi ? v.y : v.x, hi ? v.w : v.z, sel);
-          const uint4 u = bwg::lds128(wbase + 512 + s * 16);
-          w1[s] = prmt(hi ? u.y : u.x, hi ? u.w : u.z, sel);
-        }
-        uint32_t sv[2][2], zl[2][2] = {{zc(8, false), zc(8, false)}, {zc(8, false), zc(8, false)}},
-                           zh[2][2] = {{zc(8, true), zc(8, true)}, {zc(8, true), zc(8, true)}};
-        pre_scales(st, sbase_w, c0, g0, sv[0], zl[0], zh[0]);
-        pre_scales(st, sbase_w, c0 + 1, g0, sv[1], zl[1], zh[1]);
-        auto pp_before = [&]() {
-          if constexpr (kPingPong) {
-            if (wgi == 1) {
-              asm volatile("bar.sync 3, 256;" ::: "memory");
-            } else if (issued > 0) {
-              asm volatile("bar.sync 2, 256;" ::: "memory");
-            }
-          }
-        };
-        auto pp_after = [&]() {
-          if constexpr (kPingPong) {
-            if (wgi == 0) {
-              asm volatile("bar.arrive 3, 256;" ::: "memory");
-            } else {
-              asm volatile("bar.arrive 2, 256;" ::: "memory");
-            }
-            ++issued;
-          }
-        };
-        if constexpr (kAltMode == 1) {
-          wait0();
-          release(empty0 + 8 * slot);  // this warp's loads of the stage are done
-          if (it > 0) release(emptyx0 + 8 * ((ring - 1) % P));
-        } else {
-          wait1();  // retires the previous stage's chunk 0 (its chunk 1 may stay in flight)
-          release(empty0 + 8 * slot);
-          if (it > 0 && !prev2) release(emptyx0 + 8 * ((ring - 1) % P));
-        }
-#pragma unroll
-        for (int s = 0; s < 4; ++s) deq_pre(w0[s], cur[s], s, sv[0], zl[0], zh[0]);
-        if constexpr (kAltMode == 2) {
-#pragma unroll
-          for (int s = 0; s < 4; ++s) deq_pre(w1[s], cur2[s], s, sv[1], zl[1], zh[1]);
-        }
-        mbar_wait(fullx0 + 8 * slot, (ring / P) & 1);
-        pp_before();
-        fence();
-#pragma unroll
-        for (int s = 0; s < 4; ++s) Wgmma<T, TM>::run(acc, cur[s], xdesc(st, s * 32), (it == 0 && s == 0) ? 0 : 1);
-        commit();
-        pp_after();
-        if (nch > 1) {
-          wait1();  // mode 1: overlap chunk 0's wgmma; mode 2: the previous stage's chunk 1 retires
-          if constexpr (kAltMode == 2) {
-            if (it > 0 && prev2) release(emptyx0 + 8 * ((ring - 1) % P));
-          } else {
-#pragma unroll
-            for (int s = 0; s < 4; ++s) deq_pre(w1[s], cur2[s], s, sv[1], zl[1], zh[1]);
-          }
-          pp_before();
-          fence();
-#pragma unroll
-          for (int s = 0; s < 4; ++s) Wgmma<T, TM>::run(acc, cur2[s], xdesc(st, TM * 128 + s * 32), 1);
-          commit();
-          pp_after();
-        } else if constexpr (kAltMode == 2) {
-          wait0();  // which groups are in flight at a stage's start must not depend on the data (C7513)
-          if (it > 0 && prev2) release(emptyx0 + 8 * ((ring - 1) % P));
-        }
-        prev2 = nch > 1;
-        continue;
-      }
       if (kPairs && (kPre || gs >= 7) && ((c0 | nch) & 1) == 0) {
 #pragma unroll
         for (int j = 0; j < CH; j += 2) {

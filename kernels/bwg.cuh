@@ -23,7 +23,8 @@
 // (g, j)'s 16 bytes (one 128-bit load per step: a quarter warp touches two such pieces, 64 bytes
 // apart, so no bank conflicts) and picks its two words with one byte permute, as kernels/wg.cuh.
 //
-// The TMA box has min(TM, M rounded up to 8) rows (src/device/tma.rs box_rows, the same rule):
+// The TMA box has min(TM / XH, M rounded up to 8) rows, XH boxes a chunk (x_halves: 2 for the
+// 288 / 320-token tiles; src/device/tma.rs box_rows, the same rule):
 // rows past M inside the box arrive as zeros, rows past the box are stale shared memory that only
 // reaches output columns of tokens >= M, which are never stored. (The 128-256-token tiles' last
 // m-tile of a multi-tile plan starts its boxes at M - TM instead: Item::x0 in bwg_body.) No act
@@ -47,6 +48,13 @@ namespace bwg {
 // 148 before): the routed M = 128 plans 0.90-0.97x (bench/NOTES.md session 25).
 template <int TM>
 __host__ __device__ constexpr int chunks_per_stage() { return TM == 128 ? 3 : TM >= 64 ? 2 : 4; }
+
+// Token tiles wider than one wgmma (n at most 256) issue two a step, on the two halves of the x
+// tile, from the same dequantized A registers, so a chunk's dequantization serves up to twice
+// the tokens; their x arrives in two boxes a chunk (a TMA box has at most 256 rows). Mirrored by
+// bwg_x_halves in src/plan/variants.rs (src/device/tma.rs box_rows).
+template <int TM>
+__host__ __device__ constexpr int x_halves() { return TM > 256 ? 2 : 1; }
 
 // Stream-K: tiles the grid's CTAs take whole before the stream-K ranges (persistent order): all
 // full rounds of the grid but the last, so the shared ranges cover between one and two rounds
@@ -309,8 +317,11 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   constexpr int CH = bwg::chunks_per_stage<TM>();
   // 128-256 tokens: TM / 8 even (the epilogue's stmatrix pairs; a box of TM x 128 bytes is then
   // also a 1024-multiple, the 128-byte swizzle's atom), wgmma n at most 256.
-  static_assert(WC % 4 == 0 && NS == WC && (kPre || TM <= 32) && P >= 2 && (TM == 16 || TM == 32 || TM == 64 || (TM % 16 == 0 && TM >= 128 && TM <= 256)),
+  constexpr int XH = bwg::x_halves<TM>(), TH = TM / XH;  // x boxes a chunk, tokens a wgmma
+  static_assert(WC % 4 == 0 && NS == WC && (kPre || TM <= 32) && P >= 2 && (TM == 16 || TM == 32 || TM == 64 || (TM % 16 == 0 && TM >= 128 && TH <= 256)),
                 "bad bwg tile");
+  // (352 tokens: ptxas serializes the wgmma, C7512, for registers; measured 1.10-1.21x slower)
+  static_assert(TM <= 320, "wide bwg tiles end at 320 tokens");
   static_assert(!kRingFirst || (kSplit && WK == 12 && TM <= 64), "the ring-first variants are 12-warp split tiles of 32/64 tokens");
   static_assert(!kSk || (kSplit && WK == 12 && (TM == 32 || TM == 64) && !kRingFirst), "the stream-K variants are 12-warp 32/64-token split tiles");
   static_assert(!kSliced || (kSplit && TM <= 64 && !kSk), "the sliced variants are 16-64-token even-split tiles");
@@ -335,7 +346,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   const int C = p.K >> 6;
   const int M = p.M, N = p.N, G = p.group_size;
   const int gs = (G & (G - 1)) == 0 ? __ffs(G) - 1 : 31;  // per channel: k >> 31 = group 0
-  const int rows = min(TM, (M + 7) & ~7);                 // the TMA box (src/device/tma.rs box_rows)
+  const int rows = min(TH, (M + 7) & ~7);                 // the TMA box (src/device/tma.rs box_rows)
   // m-tiles walk in bands of p.max_seg (the planner sizes a band's x rows to stay in L2): within
   // a band every n-tile, within an n-tile the band's m-tiles, so CTAs working at the same time
   // share the weights through L2 and x stays hot (kernels/wg.cuh's raster). r: a tile's index in
@@ -443,6 +454,11 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     const uint64_t stream = bulk::policy_evict_first(), keep = bulk::policy_evict_last();
     const char* qw = reinterpret_cast<const char*>(p.qweight);
     const T* sc = static_cast<const T*>(p.scales);
+    // a chunk's x: XH boxes of TH rows (tokens x0, x0 + TH), one after the other in the stage
+    auto x_boxes = [&](uint32_t dst, int k0, int x0, uint32_t bar) {
+#pragma unroll
+      for (int h = 0; h < XH; ++h) tma_x(dst + h * (TH * 128), xa, k0, x0 + h * TH, bar);
+    };
     int ring = 0, pre = 1;
     if constexpr (kRingFirst) pre = n_items > 0 ? min(item_of(0).nst, P) : 0;
     for (int item = 0; item < n_items; ++item) {
@@ -460,11 +476,11 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         const uint32_t full = full0 + 8 * slot, fullx = fullx0 + 8 * slot, st = sbase + slot * kStage;
         if (lane == 0) {
           mbar_expect_tx(full, NS * nch * 512 + srows * TN * 2 + (kZeros ? srows * (TN / 2) : 0));
-          mbar_expect_tx(fullx, nch * rows * 128);
+          mbar_expect_tx(fullx, nch * XH * rows * 128);
         }
         __syncwarp();
         const int ncopy = NS + nch + srows * (kZeros ? 2 : 1);
-        auto copy_x = [&](int c) { tma_x(st + kX + c * (TM * 128), xa, (c0 + c) * 64, w.x0, fullx); };
+        auto copy_x = [&](int c) { x_boxes(st + kX + c * (TM * 128), (c0 + c) * 64, w.x0, fullx); };
         for (int i = lane; i < ncopy; i += 32) {
           if (i < NS) {
             bulk_copy(st + kW + i * (CH * 512), qw + (static_cast<int64_t>(stripe0 + i) * C + c0) * 512, nch * 512, full, stream);
@@ -485,7 +501,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
             for (int s = 0; s < pre; ++s) {
               const int c0s = w.cb + s * CH, nchs = min(CH, w.ce - c0s);
               for (int c = lane; c < nchs; c += 32)
-                tma_x(sbase + s * kStage + kX + c * (TM * 128), xa, (c0s + c) * 64, w.x0, fullx0 + 8 * s);
+                x_boxes(sbase + s * kStage + kX + c * (TM * 128), (c0s + c) * 64, w.x0, fullx0 + 8 * s);
             }
           }
         } else if (!waited) {
@@ -519,7 +535,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   // the consumers' CTA-wide barrier), 256-token tiles: Llama shapes at M = 256 / 1024 / 4096
   // 0.981 / 0.979 / 0.976x; on the 128-token tile (M = 128) 1.009x, so not there
   // (bench/NOTES.md session 10).
-  constexpr bool kPingPong = kRegs && WC == 8 && TM == 256;
+  constexpr bool kPingPong = kRegs && WC == 8 && TM >= 256;
   const int wgi = warp >> 2;
   int issued = 0;  // chunks this warpgroup has issued (warpgroup 0 waits from its second on)
   // One A register set: the register-operand rule of kernels/wg.cuh makes each chunk wait for the
@@ -642,6 +658,12 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     else
       return desc_sw128(st + kX + off);
   };
+  // One wgmma step of a chunk (its 16 k at byte `off` of the stage's x) into d: one m64nTMk16, or
+  // (XH = 2) one m64nTHk16 a half of the tile's tokens (d's second half: tokens TH ..).
+  auto mma = [&](float* d, const uint32_t (&a)[4], uint32_t st, int off, int scale_d) {
+#pragma unroll
+    for (int h = 0; h < XH; ++h) Wgmma<T, TH>::run(d + h * (TH / 2), a, xdesc(st, off + h * (TH * 128)), scale_d);
+  };
   for (int item = 0; item < n_items; ++item) {
     const Item wk = item_of(item);
     float acc[NACC];  // pre-scale: no zero fill, the item's first wgmma ignores it (scale-d = 0)
@@ -716,14 +738,14 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
           fence();
           if constexpr (kPre) {  // the item's first wgmma ignores acc (scale-d = 0)
 #pragma unroll
-            for (int s = 0; s < 4; ++s) Wgmma<T, TM>::run(acc, cur[s], xdesc(st, j * (TM * 128) + s * 32), (it == 0 && j == 0 && s == 0) ? 0 : 1);
+            for (int s = 0; s < 4; ++s) mma(acc, cur[s], st, j * (TM * 128) + s * 32, (it == 0 && j == 0 && s == 0) ? 0 : 1);
 #pragma unroll
-            for (int s = 0; s < 4; ++s) Wgmma<T, TM>::run(acc, cur2[s], xdesc(st, (j + 1) * (TM * 128) + s * 32), 1);
+            for (int s = 0; s < 4; ++s) mma(acc, cur2[s], st, (j + 1) * (TM * 128) + s * 32, 1);
           } else {
 #pragma unroll
-            for (int s = 0; s < 4; ++s) Wgmma<T, TM>::run(grp, cur[s], xdesc(st, j * (TM * 128) + s * 32), (fresh && s == 0) ? 0 : 1);
+            for (int s = 0; s < 4; ++s) mma(grp, cur[s], st, j * (TM * 128) + s * 32, (fresh && s == 0) ? 0 : 1);
 #pragma unroll
-            for (int s = 0; s < 4; ++s) Wgmma<T, TM>::run(grp, cur2[s], xdesc(st, (j + 1) * (TM * 128) + s * 32), 1);
+            for (int s = 0; s < 4; ++s) mma(grp, cur2[s], st, (j + 1) * (TM * 128) + s * 32, 1);
             ps0 = ns0;
             ps1 = ns1;
           }
@@ -781,10 +803,10 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         if constexpr (kPre) {
 #pragma unroll
           for (int s = 0; s < 4; ++s)
-            Wgmma<T, TM>::run(acc, a[s], xdesc(st, j * (TM * 128) + s * 32), (it == 0 && j == 0 && s == 0) ? 0 : 1);
+            mma(acc, a[s], st, j * (TM * 128) + s * 32, (it == 0 && j == 0 && s == 0) ? 0 : 1);
         } else {
 #pragma unroll
-          for (int s = 0; s < 4; ++s) Wgmma<T, TM>::run(grp, a[s], xdesc(st, j * (TM * 128) + s * 32), (fresh && s == 0) ? 0 : 1);
+          for (int s = 0; s < 4; ++s) mma(grp, a[s], st, j * (TM * 128) + s * 32, (fresh && s == 0) ? 0 : 1);
           ps0 = ns0;
           ps1 = ns1;
         }

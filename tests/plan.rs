@@ -546,7 +546,9 @@ fn bwg_routing_is_pinned() {
     // o / qkv / down and K = 4096 layers of 2048 / 3072 features (6-11 parts of 3-13); not
     // Llama-8B qkv / down, K >= 6144 at N = 4096 (parts of 21-56), the whole or paired 256-token
     // plans (Llama-8B gate_up, Llama-70B, M = 512 on Llama-8B o and on K = 2048 x N = 4096: two
-    // 256-token parts of 16 chunks). Elsewhere above 128 tokens the smallest tile (144-256 in steps
+    // 256-token parts of 16 chunks). Elsewhere above 128 tokens a wide tile (288 / 320) where it
+    // saves one of two or three m-tiles and its CTAs get 48 chunks or more (bwg_wide_tile: not
+    // Llama-8B qkv / o at M = 257-320 or o at 513-640), else the smallest tile (144-256 in steps
     // of 16) with as few m-tiles as the 256-token tile (bwg_large_tile)
     for (m, k, n, tm) in [
         (129, 4096, 6144, 144),
@@ -561,10 +563,14 @@ fn bwg_routing_is_pinned() {
         (225, 4096, 6144, 240),
         (241, 4096, 6144, 256),
         (257, 4096, 6144, 144),
-        (288, 4096, 28672, 144),
+        (288, 4096, 28672, 288),
+        (288, 4096, 4096, 144),
+        (288, 8192, 8192, 288),
         (289, 4096, 6144, 160),
-        (320, 4096, 28672, 160),
-        (300, 14336, 4096, 160),
+        (320, 4096, 28672, 320),
+        (300, 14336, 4096, 320),
+        (340, 8192, 28672, 176),
+        (340, 4096, 6144, 176),
         (321, 4096, 6144, 176),
         (353, 4096, 6144, 192),
         (384, 8192, 10240, 192),
@@ -574,9 +580,14 @@ fn bwg_routing_is_pinned() {
         (448, 4096, 28672, 224),
         (449, 4096, 28672, 240),
         (481, 4096, 28672, 256),
-        (513, 8192, 8192, 176),
-        (576, 8192, 8192, 192),
-        (640, 8192, 8192, 224),
+        (513, 8192, 8192, 288),
+        (576, 8192, 8192, 288),
+        (576, 4096, 4096, 192),
+        (640, 8192, 8192, 320),
+        (704, 8192, 28672, 240),
+        (640, 4096, 28672, 320),
+        (705, 8192, 28672, 240),
+        (4096, 8192, 28672, 256),
         (800, 8192, 8192, 208),
         (900, 8192, 8192, 240),
         (1024, 8192, 8192, 256),

@@ -1,12 +1,8 @@
 set -u
 mkdir -p $OUT/r
-B=$PWD/target/base/libmate.so
-X=$PWD/target/ss/libmate.so
-S=llama8b.qkv,llama8b.gate_up,llama70b.o,llama70b.gate_up
-# lab (session 30): MATE_BWG_LAB_SS, f16 256-token tile with cuBLAS-like consumers (A from shared
-# memory, no weight reads or dequantization; wrong results, timed unchecked)
-n=0
-for L in $B $X $X $B; do n=$((n+1)); t=$(basename $(dirname $L))
-  timeout 100 python3 bench/lab/unchecked.py --library $L --arms mate,fp16 --shapes $S --m 256,1024,4096 --orders 2 --sustain-ms 300 --json $OUT/r/ss${n}_$t.json > $OUT/r/ss${n}_$t.log 2>&1; echo "ss$n $t rc=$?"; grep -E "M=" $OUT/r/ss${n}_$t.log | head -12
-done
+# session 31: the merged library (288 / 320 wide tiles routed): the GPU suite, then the routed plans at
+# a few points (the 352-token points back on the one-wgmma tiles)
+L=$PWD/target/final/libmate.so
+MATE_LIBRARY=$L timeout 200 python3 -m pytest -q -m gpu tests/python --ignore=tests/python/test_tp_distributed.py -p no:cacheprovider 2>&1 | tail -3
+timeout 200 python3 bench/decode.py --library $L --arms mate,fp16 --shapes llama8b.down,llama70b.gate_up --m 288,340,640,704 --orders 2 --sustain-ms 300 --json $OUT/r/final.json > $OUT/r/final.log 2>&1; echo "final rc=$?"
 cd $OUT && tar czf r.tgz r && rm -rf r

@@ -771,7 +771,8 @@ fn bwg_m64_streamk(p: &Problem, sms: i64) -> bool {
 /// down 17.5-19.7 vs 11.5-12.0, bench/NOTES.md session 16; a 128-token tile slower too,
 /// results/2026-11-30-m24-64-sweep.json), and the 128-token tile above 128 tokens where the
 /// 256-token tile's split parts are shallow ([`bwg_m256_shallow`]); otherwise above 128 tokens
-/// the smallest 144-256-token tile with as few m-tiles as the 256-token one ([`bwg_large_tile`]).
+/// a 288-352-token tile where it saves an m-tile ([`bwg_wide_tile`]), else the smallest
+/// 144-256-token tile with as few m-tiles as the 256-token one ([`bwg_large_tile`]).
 pub fn bwg_tile_tokens(p: &Problem, sms: i64) -> u32 {
     match p.m {
         ..=16 => 16,
@@ -779,12 +780,42 @@ pub fn bwg_tile_tokens(p: &Problem, sms: i64) -> u32 {
         33..=64 => bwg_m33_64_tile(p, sms).unwrap_or(32),
         65..=128 => 128,
         _ if bwg_m256_shallow(p, sms) => 128,
-        _ => bwg_large_tile(p),
+        _ => bwg_wide_tile(p, sms).unwrap_or_else(|| bwg_large_tile(p)),
     }
 }
 
-/// bwg above 128 tokens (unless [`bwg_m256_shallow`]): the smallest built token tile (now 144-256
-/// in steps of 16) that covers M in as few m-tiles as the largest, the 256-token tile: the same
+/// bwg wide tiles: the plan's CTAs must get at least this many 64-deep chunks each on average
+/// ([`bwg_wide_tile`]).
+pub const BWG_WIDE_MIN_CTA_CHUNKS: i64 = 48;
+
+/// bwg above 128 tokens (unless [`bwg_m256_shallow`]): the smallest wide tile (288 / 320 tokens,
+/// two wgmma a step from one dequantization: kernels/bwg.cuh x_halves) that covers M in one m-tile
+/// fewer than [`bwg_large_tile`]'s tile, where that tile takes two or three m-tiles and the wide
+/// tile's plan ([`bwg_split`]) gives its CTAs at least [`BWG_WIDE_MIN_CTA_CHUNKS`] chunks each:
+/// M = 257-320 and 513-640 on layers deep or wide enough. Measured on the H200 (bench/NOTES.md
+/// session 31): forced against the routed plan in one process (results/2026-12-03-s31-lab-wide-
+/// forced.json), 0.86-0.96x at M = 272-320 where the CTAs get 56-108 chunks (Llama-8B gate_up /
+/// down, Llama-70B), slower (1.03-1.11x) where they get 16-32 (Llama-8B qkv / o: the split's sums
+/// outweigh the dequantization saved); routed against the previous library, libraries A B B A
+/// (-wide-routed-ab.json): 0.86-0.97x at M = 272-320 and 0.875-1.0x at M = 576 / 640 on those six
+/// layers. At M = 4096 (13 m-tiles of 320 against 16 of 256) 1.0-1.05x forced: a wide chunk costs
+/// ~6 % more a token than the rows-per-chunk fit predicts, which pays only where the m-tile saved
+/// is a third or half of them.
+fn bwg_wide_tile(p: &Problem, sms: i64) -> Option<u32> {
+    let m_tiles = |tm: u32| (p.m + tm as i64 - 1) / tm as i64;
+    let narrow = m_tiles(bwg_large_tile(p));
+    if !(2..=3).contains(&narrow) {
+        return None;
+    }
+    let wide = |v: &&Variant| v.family == Family::Bwg && variants::bwg_x_halves(v.tm) > 1;
+    let tm = VARIANTS.iter().filter(wide).map(|v| v.tm).filter(|&tm| m_tiles(tm) == narrow - 1).min()?;
+    let v = VARIANTS.iter().filter(wide).find(|v| v.tm == tm && v.split && !v.stream_k)?;
+    let ctas = bwg_split_with(p, sms, v, None).ctas;
+    (bwg_tiles(p, v) * (p.k() / 64) >= BWG_WIDE_MIN_CTA_CHUNKS * ctas).then_some(tm)
+}
+
+/// bwg above 128 tokens (unless [`bwg_m256_shallow`] or [`bwg_wide_tile`]): the smallest built
+/// one-wgmma token tile (144-256 in steps of 16) that covers M in as few m-tiles as the largest, the 256-token tile: the same
 /// tiles and splits, fewer padded rows (the last m-tile's rows past M are computed in full; its
 /// boxes start at M - tm, kernels/bwg.cuh Item::x0). So 144 tokens at M = 129-144 and 257-288,
 /// 160 at 145-160 and 289-320, ..., 256 at 241-256 and 481-512; 176 at 513-528, 192 up to 576,
@@ -800,7 +831,7 @@ pub fn bwg_tile_tokens(p: &Problem, sms: i64) -> u32 {
 fn bwg_large_tile(p: &Problem) -> u32 {
     // the token tiles kernels/variants.def builds decide; smaller ones never match the count
     let m_tiles = |tm: u32| (p.m + tm as i64 - 1) / tm as i64;
-    let tiles = || VARIANTS.iter().filter(|v| v.family == Family::Bwg).map(|v| v.tm);
+    let tiles = || VARIANTS.iter().filter(|v| v.family == Family::Bwg && variants::bwg_x_halves(v.tm) == 1).map(|v| v.tm);
     let largest = tiles().max().unwrap_or(256);
     tiles().filter(|&tm| m_tiles(tm) == m_tiles(largest)).min().unwrap_or(largest)
 }

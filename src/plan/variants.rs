@@ -182,4 +182,14 @@ pub fn bwg_chunks_per_stage(tm: u32) -> u32 {
     }
 }
 
+/// bwg: x boxes a K chunk for token tile `tm` (kernels/bwg.cuh x_halves()): tiles wider than one
+/// wgmma (n at most 256) take theirs in two halves, each a box of at most 256 rows.
+pub fn bwg_x_halves(tm: u32) -> u32 {
+    if tm > 256 {
+        2
+    } else {
+        1
+    }
+}
+
 include!(concat!(env!("OUT_DIR"), "/variants.rs"));

@@ -26,7 +26,7 @@
 // The TMA box has min(TM / XH, M rounded up to 8) rows, XH boxes a chunk (x_halves: 2 for the
 // 288 / 320-token tiles; src/device/tma.rs box_rows, the same rule):
 // rows past M inside the box arrive as zeros, rows past the box are stale shared memory that only
-// reaches output columns of tokens >= M, which are never stored. (The 128-256-token tiles' last
+// reaches output columns of tokens >= M, which are never stored. (The 128-320-token tiles' last
 // m-tile of a multi-tile plan starts its boxes at M - TM instead: Item::x0 in bwg_body.) No act
 // order (x arrives in boxes, not gathered); the planner sends act-order frames elsewhere.
 #pragma once
@@ -315,8 +315,8 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   constexpr bool kRegs = WK % 4 == 0;
   constexpr int WC = kRegs ? WK - 4 : WK - 1, NS = TN / 16;
   constexpr int CH = bwg::chunks_per_stage<TM>();
-  // 128-256 tokens: TM / 8 even (the epilogue's stmatrix pairs; a box of TM x 128 bytes is then
-  // also a 1024-multiple, the 128-byte swizzle's atom), wgmma n at most 256.
+  // 128-320 tokens: TM / 8 even (the epilogue's stmatrix pairs; a box of TM / XH x 128 bytes is
+  // then also a 1024-multiple, the 128-byte swizzle's atom), wgmma n at most 256.
   constexpr int XH = bwg::x_halves<TM>(), TH = TM / XH;  // x boxes a chunk, tokens a wgmma
   static_assert(WC % 4 == 0 && NS == WC && (kPre || TM <= 32) && P >= 2 && (TM == 16 || TM == 32 || TM == 64 || (TM % 16 == 0 && TM >= 128 && TH <= 256)),
                 "bad bwg tile");
@@ -534,7 +534,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   // The ping-pong order of the two consumer warpgroups' wgmma issue (named barriers 2 and 3; 1 is
   // the consumers' CTA-wide barrier), 256-token tiles: Llama shapes at M = 256 / 1024 / 4096
   // 0.981 / 0.979 / 0.976x; on the 128-token tile (M = 128) 1.009x, so not there
-  // (bench/NOTES.md session 10).
+  // (bench/NOTES.md session 10). The 288 / 320-token tiles keep it (not measured without).
   constexpr bool kPingPong = kRegs && WC == 8 && TM >= 256;
   const int wgi = warp >> 2;
   int issued = 0;  // chunks this warpgroup has issued (warpgroup 0 waits from its second on)

@@ -148,9 +148,10 @@ pub fn wg_x_arg(d: &Driver, p: &Problem, x: *const c_void, has_perm: bool, tm: u
 }
 
 /// Rows of the bwg family's x box for `m` tokens on a `tm`-token tile: M rounded up to a whole
-/// 8-row swizzle atom, at most the tile's half where it takes x in two boxes a chunk (kernels/bwg.cuh computes the same from p.M). A box of the
-/// whole tile would make the copy engine zero-fill rows past M, which measured up to 25 % slower
-/// in the wg family (see [`tma_pays`]).
+/// 8-row swizzle atom, at most the tile (its half where it takes x in two boxes a chunk:
+/// kernels/bwg.cuh computes the same from p.M). A box of the whole tile would make the copy
+/// engine zero-fill rows past M, which measured up to 25 % slower in the wg family (see
+/// [`tma_pays`]).
 pub fn box_rows(m: i64, tm: u32) -> u32 {
     (((m + 7) / 8 * 8) as u32).min(tm / crate::plan::variants::bwg_x_halves(tm))
 }

@@ -771,7 +771,7 @@ fn bwg_m64_streamk(p: &Problem, sms: i64) -> bool {
 /// down 17.5-19.7 vs 11.5-12.0, bench/NOTES.md session 16; a 128-token tile slower too,
 /// results/2026-11-30-m24-64-sweep.json), and the 128-token tile above 128 tokens where the
 /// 256-token tile's split parts are shallow ([`bwg_m256_shallow`]); otherwise above 128 tokens
-/// a 288-352-token tile where it saves an m-tile ([`bwg_wide_tile`]), else the smallest
+/// a 288 / 320-token tile where it saves an m-tile ([`bwg_wide_tile`]), else the smallest
 /// 144-256-token tile with as few m-tiles as the 256-token one ([`bwg_large_tile`]).
 pub fn bwg_tile_tokens(p: &Problem, sms: i64) -> u32 {
     match p.m {
@@ -807,11 +807,13 @@ fn bwg_wide_tile(p: &Problem, sms: i64) -> Option<u32> {
     if !(2..=3).contains(&narrow) {
         return None;
     }
-    let wide = |v: &&Variant| v.family == Family::Bwg && variants::bwg_x_halves(v.tm) > 1;
-    let tm = VARIANTS.iter().filter(wide).map(|v| v.tm).filter(|&tm| m_tiles(tm) == narrow - 1).min()?;
-    let v = VARIANTS.iter().filter(wide).find(|v| v.tm == tm && v.split && !v.stream_k)?;
+    // the split variant's planned split (every wide tile has one): whole tiles where it says so
+    let v = VARIANTS
+        .iter()
+        .filter(|v| v.family == Family::Bwg && variants::bwg_x_halves(v.tm) > 1 && v.split && !v.stream_k && m_tiles(v.tm) == narrow - 1)
+        .min_by_key(|v| v.tm)?;
     let ctas = bwg_split_with(p, sms, v, None).ctas;
-    (bwg_tiles(p, v) * (p.k() / 64) >= BWG_WIDE_MIN_CTA_CHUNKS * ctas).then_some(tm)
+    (bwg_tiles(p, v) * (p.k() / 64) >= BWG_WIDE_MIN_CTA_CHUNKS * ctas).then_some(v.tm)
 }
 
 /// bwg above 128 tokens (unless [`bwg_m256_shallow`] or [`bwg_wide_tile`]): the smallest built

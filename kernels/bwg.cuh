@@ -24,7 +24,7 @@
 // apart, so no bank conflicts) and picks its two words with one byte permute, as kernels/wg.cuh.
 //
 // The TMA box has min(TM / XH, M rounded up to 8) rows, XH boxes a chunk (x_halves: 2 for the
-// 288 / 320-token tiles; src/device/tma.rs box_rows, the same rule):
+// 272-320-token tiles; src/device/tma.rs box_rows, the same rule):
 // rows past M inside the box arrive as zeros, rows past the box are stale shared memory that only
 // reaches output columns of tokens >= M, which are never stored. (The 128-320-token tiles' last
 // m-tile of a multi-tile plan starts its boxes at M - TM instead: Item::x0 in bwg_body.) No act

@@ -546,7 +546,7 @@ fn bwg_routing_is_pinned() {
     // o / qkv / down and K = 4096 layers of 2048 / 3072 features (6-11 parts of 3-13); not
     // Llama-8B qkv / down, K >= 6144 at N = 4096 (parts of 21-56), the whole or paired 256-token
     // plans (Llama-8B gate_up, Llama-70B, M = 512 on Llama-8B o and on K = 2048 x N = 4096: two
-    // 256-token parts of 16 chunks). Elsewhere above 128 tokens a wide tile (288 / 320) where it
+    // 256-token parts of 16 chunks). Elsewhere above 128 tokens a wide tile (272-320) where it
     // saves one of two or three m-tiles and its CTAs get 48 chunks or more (bwg_wide_tile: not
     // Llama-8B qkv / o at M = 257-320 or o at 513-640), else the smallest tile (144-256 in steps
     // of 16) with as few m-tiles as the 256-token tile (bwg_large_tile)
@@ -568,7 +568,12 @@ fn bwg_routing_is_pinned() {
         (288, 8192, 8192, 288),
         (289, 4096, 6144, 160),
         (320, 4096, 28672, 320),
-        (300, 14336, 4096, 320),
+        (300, 14336, 4096, 304),
+        (272, 4096, 28672, 272),
+        (264, 8192, 8192, 272),
+        (273, 14336, 4096, 288),
+        (304, 4096, 28672, 304),
+        (305, 8192, 8192, 320),
         (340, 8192, 28672, 176),
         (340, 4096, 6144, 176),
         (321, 4096, 6144, 176),
@@ -580,7 +585,10 @@ fn bwg_routing_is_pinned() {
         (448, 4096, 28672, 224),
         (449, 4096, 28672, 240),
         (481, 4096, 28672, 256),
-        (513, 8192, 8192, 288),
+        (513, 8192, 8192, 272),
+        (544, 8192, 8192, 272),
+        (545, 8192, 8192, 288),
+        (600, 8192, 8192, 304),
         (576, 8192, 8192, 288),
         (576, 4096, 4096, 192),
         (640, 8192, 8192, 320),

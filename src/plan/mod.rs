@@ -771,7 +771,7 @@ fn bwg_m64_streamk(p: &Problem, sms: i64) -> bool {
 /// down 17.5-19.7 vs 11.5-12.0, bench/NOTES.md session 16; a 128-token tile slower too,
 /// results/2026-11-30-m24-64-sweep.json), and the 128-token tile above 128 tokens where the
 /// 256-token tile's split parts are shallow ([`bwg_m256_shallow`]); otherwise above 128 tokens
-/// a 288 / 320-token tile where it saves an m-tile ([`bwg_wide_tile`]), else the smallest
+/// a 272-320-token tile (steps of 16) where it saves an m-tile ([`bwg_wide_tile`]), else the smallest
 /// 144-256-token tile with as few m-tiles as the 256-token one ([`bwg_large_tile`]).
 pub fn bwg_tile_tokens(p: &Problem, sms: i64) -> u32 {
     match p.m {
@@ -788,7 +788,7 @@ pub fn bwg_tile_tokens(p: &Problem, sms: i64) -> u32 {
 /// ([`bwg_wide_tile`]).
 pub const BWG_WIDE_MIN_CTA_CHUNKS: i64 = 48;
 
-/// bwg above 128 tokens (unless [`bwg_m256_shallow`]): the smallest wide tile (288 / 320 tokens,
+/// bwg above 128 tokens (unless [`bwg_m256_shallow`]): the smallest wide tile (272-320 tokens in steps of 16,
 /// two wgmma a step from one dequantization: kernels/bwg.cuh x_halves) that covers M in one m-tile
 /// fewer than [`bwg_large_tile`]'s tile, where that tile takes two or three m-tiles and the wide
 /// tile's plan ([`bwg_split`]) gives its CTAs at least [`BWG_WIDE_MIN_CTA_CHUNKS`] chunks each:
@@ -800,7 +800,11 @@ pub const BWG_WIDE_MIN_CTA_CHUNKS: i64 = 48;
 /// (-wide-routed-ab.json): 0.86-0.97x at M = 272-320 and 0.875-1.0x at M = 576 / 640 on those six
 /// layers. At M = 4096 (13 m-tiles of 320 against 16 of 256) 1.0-1.05x forced: a wide chunk costs
 /// ~6 % more a token than the rows-per-chunk fit predicts, which pays only where the m-tile saved
-/// is a third or half of them.
+/// is a third or half of them. The steps of 16 (272 / 304 beside 288 / 320: session 32,
+/// results/2026-12-03-s32-wide-steps-of-16.json) ran 0.94-1.01x (geomean 0.97) of the 288 / 320
+/// tile at M = 264-304 and 528-608 on the same six layers; one fewer of four m-tiles (M = 800 / 900,
+/// 3 x 272 / 304 against 4 x 208 / 240) 1.03-1.15x slower but on Llama-70B gate_up (0.94-0.97x):
+/// not routed.
 fn bwg_wide_tile(p: &Problem, sms: i64) -> Option<u32> {
     let m_tiles = |tm: u32| (p.m + tm as i64 - 1) / tm as i64;
     let narrow = m_tiles(bwg_large_tile(p));

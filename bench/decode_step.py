@@ -209,6 +209,9 @@ def main(argv=None):
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--m", default="1,16")
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--unchecked", action="store_true",
+                    help="lab builds that compute wrong results on purpose (MATE_KERNEL_FLAGS switches): time the mate "
+                         "arm whatever its float64 check says (the check is still recorded); never for a claim")
     ap.add_argument("--dry-run", action="store_true", help="CPU, a tiny 2-layer model, Triton interpreted: one eager step per arm and the checks, no timing")
     args = ap.parse_args(argv)
     if args.library:
@@ -237,7 +240,7 @@ def main(argv=None):
         for M in Ms:
             fns, ctx = model.steps(M)
             checks = model.check(M, fns, ctx)
-            bad = [a for a, c in checks.items() if not c["ok"]]
+            bad = [a for a, c in checks.items() if not c["ok"] and not (args.unchecked and a == "mate")]
             for a in bad:
                 failures.append(f"{name} M={M} {a}: failed its float64 check {checks[a]}")
                 print(f"   {name} M={M}: arm {a} FAILED its check: {checks[a]}", flush=True)

@@ -634,17 +634,37 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
         const int first = tile * S, parts = S;
         __shared__ int last;
         asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
+#ifndef MATE_BULK_LAB_NOTICKET  // lab switch (MATE_KERNEL_FLAGS, never shipped; wrong results): what the ticket and sum cost
         if (threadIdx.x == 0) last = (split_ticket(counters + tile) == parts - 1);
+#else
+        if (threadIdx.x == 0) last = (static_cast<int>(blockIdx.x) - first == parts - 1);
+#endif
         asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
         if (!last) continue;  // uniform over the consumers: all read `last` before the next write
+#ifndef MATE_BULK_LAB_NOTICKET
+        // 5..kBatch parts: every part's load issued before the first add (one L2 round trip, not
+        // one per four parts: the loop below is unrolled by four), added in part order as the loop
+        // does, so the bits are the same. Measured on the H200 (bench/NOTES.md session 32): 0.93-0.985x
+        // on the 5- and 8-part plans (Llama-8B qkv / down, Qwen2-1.5B down at M = 1 / 8); with 2-4
+        // parts 0.98-1.03x, so those keep the loop.
+        constexpr int kBatch = 8;
 #pragma unroll
         for (int i = 0; i < (kTile + WC * 32 - 1) / (WC * 32); ++i) {
           const int idx = i * WC * 32 + threadIdx.x;
           float v = 0.f;
-          if (idx < kTile)
+          if (idx < kTile && parts > 4 && parts <= kBatch) {
+            float t[kBatch];
+#pragma unroll
+            for (int c = 0; c < kBatch; ++c) t[c] = c < parts ? __ldcg(slots + static_cast<int64_t>(first + c) * kTile + idx) : 0.f;
+#pragma unroll
+            for (int c = 0; c < kBatch; ++c)
+              if (c < parts) v += t[c];
+          } else if (idx < kTile) {
             for (int c = first; c < first + parts; ++c) v += __ldcg(slots + static_cast<int64_t>(c) * kTile + idx);
+          }
           v_keep[i] = v;
         }
+#endif
         if (threadIdx.x == 0) counters[tile] = 0;
       } else if (contributor) {
         asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");

@@ -605,12 +605,12 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
     asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
 
     constexpr int kTile = TM * TN;
-    // Split plans (kernels/split.cuh; workspace: [G][TM * TN] fp32 slots, then one counter per
-    // tile). The even split (UNIT == 1: every CTA one part of one tile) stores every part and the
+    // Split plans (kernels/split.cuh; workspace: one counter per tile, then [G][TM * TN] fp32
+    // slots). The even split (UNIT == 1: every CTA one part of one tile) stores every part and the
     // last arriver sums them (split_ticket); stream-K stores the parts that do not end their tile
     // (contributors) and the owner sums them (split_wait). One protocol per launch.
     const bool contributor = kSplit && (even || wk.ce < C);
-    float* const slots = static_cast<float*>(p.workspace);
+    float* const slots = kSplit ? ws_partials(p.workspace) : nullptr;
     float v_keep[(TM * TN + WC * 32 - 1) / (WC * 32)];
 #pragma unroll
     for (int i = 0; i < (kTile + WC * 32 - 1) / (WC * 32); ++i) {
@@ -628,7 +628,7 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
       v_keep[i] = v;
     }
     if constexpr (kSplit) {
-      int* counters = reinterpret_cast<int*>(slots + static_cast<int64_t>(gridDim.x) * kTile);
+      int* counters = ws_tickets(p.workspace);
       if (even) {
         // Measured faster than an owner's wait here (bench/NOTES.md, session 7).
         const int first = tile * S, parts = S;

@@ -380,7 +380,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
 #ifdef MATE_PROBE
   unsigned long long* probe = nullptr;
   if constexpr (kSplit) {
-    const int64_t ws = ((static_cast<int64_t>(streamk ? ctas : NT * S) * TM * TN + NT) * 4 + 255) / 256 * 256;
+    const int64_t ws = kWorkspaceTicketBytes + (static_cast<int64_t>(streamk ? ctas : NT * S) * TM * TN * 4 + 255) / 256 * 256;
     probe = reinterpret_cast<unsigned long long*>(static_cast<char*>(p.workspace) + ws) + 16 * b;
     if (threadIdx.x == 0) {
       probe[0] = bwg::probe_gtime();
@@ -842,8 +842,8 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
       // Workspace (src/plan/mod.rs): fp32 partial tiles (even split: [tile][S]; stream-K: one
       // slot per CTA), then one counter per output tile.
       constexpr int kTile = TM * TN;
-      float* const part = static_cast<float*>(p.workspace);
-      int* const counters = reinterpret_cast<int*>(part + static_cast<int64_t>(streamk ? ctas : NT * S) * kTile);
+      float* const part = ws_partials(p.workspace);
+      int* const counters = ws_tickets(p.workspace);
       if (P >= 3 && !streamk && kStagedOut && ctas == NT * S && S == 2 && cluster::size() == 2) {
         // Paired (src/plan/mod.rs bwg_paired: the launch's 2-CTA clusters are a tile's two parts,
         // CTAs b and b ^ 1): part z sums half z of the tile's token rows (part 0 pieces [0, kH0),
@@ -1039,8 +1039,8 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     // Every part of this CTA's items is stored: now each item's ticket; the last arriver of a
     // tile sums its S parts in split order and stores it (the same sums and order as taking the
     // ticket right after the part).
-    const float* const part = static_cast<const float*>(p.workspace);
-    int* const counters = reinterpret_cast<int*>(static_cast<float*>(p.workspace) + static_cast<int64_t>(NT * S) * (TM * TN));
+    const float* const part = ws_partials(p.workspace);
+    int* const counters = ws_tickets(p.workspace);
     // kSliced (split = 4 / 5 in kernels/variants.def, planned where the tile's partials pass
     // 128 KB: src/plan/mod.rs bwg_sliced): every part sums a slice of the tile instead
     // (bwg::sliced_sum), where every part is its own CTA (so all are resident) and a part's rows

@@ -436,8 +436,8 @@ __device__ __forceinline__ void dec_body(const GemmParams& p) {
       const int64_t wfirst = warp_of(first);
       const int nseg = static_cast<int>(warp_of(first + C - 1) - wfirst + 1);
       constexpr int kSlot = NS * MT * 32;  // float4s per slot
-      float4* slots = static_cast<float4*>(p.workspace);
-      int* tickets = reinterpret_cast<int*>(slots + static_cast<int64_t>(SG) * p.max_seg * kSlot);
+      float4* slots = reinterpret_cast<float4*>(ws_partials(p.workspace));
+      int* tickets = ws_tickets(p.workspace);
       float4* mine = slots + (static_cast<int64_t>(sg) * p.max_seg + (w - wfirst)) * kSlot;
 #pragma unroll
       for (int s = 0; s < NS; ++s)

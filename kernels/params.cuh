@@ -18,8 +18,8 @@ struct GemmParams {
   int32_t N;
   int32_t K;
   int32_t group_size;     // effective group (K for per-channel)
-  // Split work (dec family): fp32 partial slots then one int32 ticket per stripe group; zeroed
-  // tickets on entry, left zeroed on exit. Null when the plan needs no workspace.
+  // Split plans: the tickets, then the fp32 partials (kWorkspaceTicketBytes below). Null when the
+  // plan needs no workspace.
   void* workspace;
   int32_t total_warps;    // dec: warps sharing the flattened (stripe group, K chunk) units;
                           // wg: m-tiles per band of the CTA raster (kernels/wg.cuh);
@@ -28,6 +28,13 @@ struct GemmParams {
   int32_t max_seg;        // dec: partial slots per stripe group; bulk: chunks per stream-K unit;
                           // bwg: m-tiles per band of the raster
 };
+
+// Workspace layout of every split plan (src/plan/mod.rs split_workspace; src/device/params.rs
+// WORKSPACE_TICKET_BYTES): the int32 tickets (one per tile or stripe group: zero at entry, left
+// zero at exit) in the first kWorkspaceTicketBytes, the fp32 partials after them (written before
+// they are read, left as they are). One workspace serves calls with different plans in turn
+// (W4A16Linear shares one per stream): a call's tickets never land on another's stale partials.
+constexpr int64_t kWorkspaceTicketBytes = 65536;
 
 static_assert(sizeof(GemmParams) == 96, "GemmParams layout must match src/device/params.rs");
 

@@ -13,7 +13,15 @@
 #pragma once
 #include <cstdint>
 
+#include "params.cuh"
+
 namespace mate {
+
+// The two regions of a split plan's workspace (kernels/params.cuh kWorkspaceTicketBytes).
+__device__ __forceinline__ int* ws_tickets(void* ws) { return static_cast<int*>(ws); }
+__device__ __forceinline__ float* ws_partials(void* ws) {
+  return reinterpret_cast<float*>(static_cast<char*>(ws) + kWorkspaceTicketBytes);
+}
 
 // Part z of `parts` of a tile's K: chunks [cb, ce) of the `chunks` (of 64), in nst stages of
 // `per_stage` chunks (the last may be partial). bwg splits this way; its planner splits into at

@@ -377,8 +377,8 @@ __device__ __forceinline__ void wg_body(const GemmParams& p, const wg::XArg& xa)
     // Partial tile of this split: [TM/8][4][256 threads] floats, thread-major for coalescing.
     const int tiles = gridDim.x * gridDim.y;
     const int tile = n_tile * mtiles + m_tile;
-    float* part = static_cast<float*>(p.workspace);
-    int* tickets = reinterpret_cast<int*>(part + static_cast<int64_t>(tiles) * gridDim.z * (TM * TN));
+    float* part = ws_partials(p.workspace);
+    int* tickets = ws_tickets(p.workspace);
     float* mine = part + (static_cast<int64_t>(tile) * gridDim.z + blockIdx.z) * (TM * TN);
 #pragma unroll
     for (int i = 0; i < NACC; ++i) mine[i * (WK * 32) + tid] = acc[i];

@@ -7,6 +7,7 @@ use mate::plan::{
     bulk_split, bulk_tile_features, bulk_whole_tile, bulk_whole_tile_tokens, bwg_ring_first, bwg_sliced, bwg_split, bwg_tile_tokens, gather_programmatic, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, BULK_CTAS_PER_SM, prefer_cta_tiles, prefer_wgmma, Caps, Family, BWG_SLICED_ABOVE_BYTES, ACT_IN_LOOP_BELOW_WEIGHTS, ACT_IN_LOOP_MAX_M, DEC_MAX_M, VARIANTS,
 };
 use mate::plan::variants::{bulk_chunks_per_stage, bwg_chunks_per_stage};
+use mate::device::params::WORKSPACE_TICKET_BYTES;
 use mate::tensor::DType;
 
 fn problem(m: i64, k: i64, n: i64, g: i64, zeros: bool, dtype: DType) -> Problem {
@@ -218,8 +219,40 @@ fn split_workspace_holds_every_segment() {
             assert!(segs <= pl.max_seg, "group {g}: {segs} segments > {}", pl.max_seg);
         }
         let slot = (v.tn / 16 * v.tm / 8) as i64 * 512;
-        assert!(pl.workspace_bytes >= groups * pl.max_seg * slot + groups * 4);
+        assert!(groups * 4 <= WORKSPACE_TICKET_BYTES);
+        assert!(pl.workspace_bytes >= WORKSPACE_TICKET_BYTES + groups * pl.max_seg * slot);
     }
+}
+
+#[test]
+fn workspace_ticket_head_matches_the_kernels_and_holds_every_routed_split() {
+    // kernels/params.cuh states the layout the planner sizes (src/plan/mod.rs split_workspace).
+    let cuh = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/kernels/params.cuh")).unwrap();
+    let line = cuh.lines().find(|l| l.contains("constexpr int64_t kWorkspaceTicketBytes")).expect("kWorkspaceTicketBytes in params.cuh");
+    let c_value: i64 = line.split('=').nth(1).unwrap().trim().trim_end_matches(';').parse().unwrap();
+    assert_eq!(c_value, WORKSPACE_TICKET_BYTES);
+    // Every routed plan, decode to long prefill, on small and full SM counts, plans (a split plan
+    // with more tiles than the head holds tickets is an Internal error) and puts its partials and
+    // a gathered x above the head.
+    let shapes = [(4096, 6144), (4096, 28672), (14336, 4096), (8192, 57344), (28672, 8192), (1536, 1536), (8960, 1536), (64, 64), (128, 65536)];
+    let mut splits = 0;
+    for (k, n) in shapes {
+        for m in (1..=64).chain((65..=16384).step_by(61)).chain((16384..=131072).step_by(9973)) {
+            for sms in [132, 16, 1] {
+                let mut p = problem(m, k, n, 128.min(k), false, DType::F16);
+                p.num_sms = Some(sms);
+                let pl = plan(&p, &Caps::uniform(132, 2)).unwrap_or_else(|e| panic!("m {m} k {k} n {n} sms {sms}: {e}"));
+                if pl.workspace_bytes > 0 {
+                    splits += 1;
+                    assert!(pl.workspace_bytes > WORKSPACE_TICKET_BYTES, "m {m} k {k} n {n}: {pl:?}");
+                }
+                if let Some(at) = pl.x_gather_at {
+                    assert!(at >= WORKSPACE_TICKET_BYTES);
+                }
+            }
+        }
+    }
+    assert!(splits > 100, "{splits} split plans: the sweep no longer reaches the split rules");
 }
 
 #[test]
@@ -311,7 +344,7 @@ fn wgmma_routing_above_m16_is_pinned() {
         let at = pa.x_gather_at.expect("act-order bwg plans gather x");
         let plain = plan(&problem(65, k, n, 128, false, DType::F16), &caps).unwrap();
         assert_eq!(plain.x_gather_at, None);
-        assert_eq!(at, (plain.workspace_bytes + 255) / 256 * 256, "the gathered copy follows the split's workspace");
+        assert_eq!(at, (plain.workspace_bytes.max(WORKSPACE_TICKET_BYTES) + 255) / 256 * 256, "the gathered copy follows the split's workspace, above the tickets");
         assert_eq!(pa.workspace_bytes, at + (65 * k * 2 + 255) / 256 * 256, "K={k} N={n}");
     }
     // where bwg does not serve (N % 128 != 0) act order runs wg on the gathered copy too
@@ -346,7 +379,7 @@ fn act_order_plans_are_the_plain_plans_on_gathered_x() {
             assert_eq!((pa.variant, pa.grid, pa.total_warps, pa.max_seg), (pp.variant, pp.grid, pp.total_warps, pp.max_seg), "M={m} K={k} N={n}");
             let at = pa.x_gather_at.expect("act order gathers x");
             assert_eq!(pp.x_gather_at, None);
-            assert_eq!(at, (pp.workspace_bytes + 255) / 256 * 256, "the gathered copy follows the plan's workspace");
+            assert_eq!(at, (pp.workspace_bytes.max(WORKSPACE_TICKET_BYTES) + 255) / 256 * 256, "the gathered copy follows the plan's workspace, above the tickets");
             assert_eq!(pa.workspace_bytes, at + (m * k * 2 + 255) / 256 * 256, "M={m} K={k} N={n}");
             if m <= DEC_MAX_M {
                 let p80 = plan(&act, &sm80).unwrap();

@@ -22,5 +22,9 @@ pub struct GemmParams {
     pub max_seg: i32,
 }
 
+/// kernels/params.cuh kWorkspaceTicketBytes: a split plan's tickets lie in the workspace's first
+/// this many bytes, its partials after them (plan::split_workspace; tests/plan.rs reads the C side).
+pub const WORKSPACE_TICKET_BYTES: i64 = 65536;
+
 // Must equal the static_assert in kernels/params.cuh.
 const _: () = assert!(std::mem::size_of::<GemmParams>() == 96);

@@ -14,6 +14,7 @@ pub mod cost;
 pub mod variants;
 
 use crate::call::Problem;
+use crate::device::params::WORKSPACE_TICKET_BYTES;
 use crate::error::{arg_err, Error, Result};
 use once_cell::sync::{Lazy, OnceCell};
 use std::collections::HashMap;
@@ -71,6 +72,22 @@ pub struct Plan {
     /// CTAs per thread-block cluster of the launch (1: none). 2: bwg's paired even split
     /// ([`bwg_paired`]), whose cluster's two CTAs are the two parts of one tile.
     pub cluster: u32,
+}
+
+/// The workspace of a split plan with `tickets` tickets (one per tile or stripe group) and
+/// `partial_bytes` of fp32 partials (kernels/params.cuh, "Workspace layout"): the tickets always
+/// sit in the first WORKSPACE_TICKET_BYTES, the partials after them. A workspace shared by calls
+/// with different plans (W4A16Linear's) then never puts one call's tickets where another left
+/// its partials: every call leaves its tickets zero, and partials are written before they are read.
+fn split_workspace(tickets: i64, partial_bytes: i64) -> Result<i64> {
+    if tickets * 4 > WORKSPACE_TICKET_BYTES {
+        return Err(Error::Internal(format!(
+            "a split plan with {tickets} tiles: the workspace holds at most {} tickets (kernels/params.cuh); \
+             plan this shape without a split",
+            WORKSPACE_TICKET_BYTES / 4
+        )));
+    }
+    Ok(WORKSPACE_TICKET_BYTES + (partial_bytes + 255) / 256 * 256)
 }
 
 /// dec: a warp should stream at least this many units, or its fixed costs dominate.
@@ -1055,7 +1072,7 @@ fn plan_uncached(call_p: &Problem, caps: &Caps, sms: i64, forced: Option<String>
                 let min_units = (tiles_n * c / warps).max(1);
                 let max_seg = (c / min_units + 2).min(warps);
                 let slot = (v.tn / 16 * v.tm / 8) as i64 * 32 * 16;
-                (max_seg, (tiles_n * max_seg * slot + tiles_n * 4 + 255) / 256 * 256)
+                (max_seg, split_workspace(tiles_n, tiles_n * max_seg * slot)?)
             } else {
                 (0, 0)
             };
@@ -1064,14 +1081,14 @@ fn plan_uncached(call_p: &Problem, caps: &Caps, sms: i64, forced: Option<String>
         Family::Dect => ([tiles_n, 1, 1], 0, 0, 0, 1),
         Family::Bulk => {
             // Persistent: whole tiles over at most the resident slots, or stream-K over its CTAs
-            // (kernels/split.cuh: fp32 partial slots [ctas][tm * tn], then one counter per tile).
+            // (kernels/split.cuh: the tickets, then fp32 partial slots [ctas][tm * tn]).
             // total_warps only reports CTAs per tile (the launch log's split); the kernel takes
             // its ranges from the grid.
             if v.split {
                 // A forced split variant where the rule says whole: stream-K over stages on every slot.
                 let s = bulk_split(p, sms, v.tm, v.tn, v.pre);
                 let s = if s.unit > 0 { s } else { bulk_streamk_stages(p, sms, v.tm, v.tn, v.pre) };
-                let ws = (s.ctas * (v.tm * v.tn) as i64 * 4 + tiles_n * 4 + 255) / 256 * 256;
+                let ws = split_workspace(tiles_n, s.ctas * (v.tm * v.tn) as i64 * 4)?;
                 let per_tile = (s.ctas + tiles_n - 1) / tiles_n;
                 ([s.ctas, 1, 1], per_tile, s.unit, ws, per_tile)
             } else {
@@ -1103,7 +1120,7 @@ fn plan_uncached(call_p: &Problem, caps: &Caps, sms: i64, forced: Option<String>
             };
             let slots = if s.split == 0 { s.ctas } else { tiles * s.split };
             let paired = bwg_paired(v, tiles, s); // its partials never leave the pair: no workspace
-            let ws = if v.split && !paired { (slots * (v.tm * v.tn) as i64 * 4 + tiles * 4 + 255) / 256 * 256 } else { 0 };
+            let ws = if v.split && !paired { split_workspace(tiles, slots * (v.tm * v.tn) as i64 * 4)? } else { 0 };
             let m_tiles = (p.m + v.tm as i64 - 1) / v.tm as i64;
             let per_tile = if s.split == 0 { (s.ctas + tiles - 1) / tiles } else { s.split };
             if paired {
@@ -1116,10 +1133,10 @@ fn plan_uncached(call_p: &Problem, caps: &Caps, sms: i64, forced: Option<String>
             let (_, split) = wg_shape(p, caps, sms, Some(idx))
                 .ok_or_else(|| Error::Internal(format!("wg variant {} has no shape for {p:?}", v.symbol)))?;
             let tiles = [(p.m + v.tm as i64 - 1) / v.tm as i64, (p.n() + v.tn as i64 - 1) / v.tn as i64];
-            // kernels/wg.cuh: fp32 partial tiles [tile][split][tm * tn], then one ticket per tile.
+            // kernels/wg.cuh: the tickets, then fp32 partial tiles [tile][split][tm * tn].
             let ws = if v.split {
                 let n_tiles = tiles[0] * tiles[1];
-                (n_tiles * split * (v.tm * v.tn) as i64 * 4 + n_tiles * 4 + 255) / 256 * 256
+                split_workspace(n_tiles, n_tiles * split * (v.tm * v.tn) as i64 * 4)?
             } else {
                 0
             };
@@ -1129,7 +1146,8 @@ fn plan_uncached(call_p: &Problem, caps: &Caps, sms: i64, forced: Option<String>
     // x gathered into the workspace after the split's region: the gather-first plans above, and
     // a forced bwg variant's (it reads x by TMA boxes, which cannot gather).
     let (workspace_bytes, x_gather_at) = if gather_first || (v.family == Family::Bwg && p.meta.has_perm) {
-        let at = (workspace_bytes + 255) / 256 * 256;
+        // Above the tickets: never where a later call's tickets sit (split_workspace).
+        let at = (workspace_bytes.max(WORKSPACE_TICKET_BYTES) + 255) / 256 * 256;
         (at + (p.m * p.k() * p.dtype.size() as i64 + 255) / 256 * 256, Some(at))
     } else {
         (workspace_bytes, None)

@@ -839,8 +839,8 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     // The token rows of the tile this CTA stores, in pieces of 8 (all but the sliced even split).
     int q0 = 0, q1 = TM / 8;
     if constexpr (kSplit) {
-      // Workspace (src/plan/mod.rs): fp32 partial tiles (even split: [tile][S]; stream-K: one
-      // slot per CTA), then one counter per output tile.
+      // Workspace (src/plan/mod.rs split_workspace): one counter per output tile, then fp32
+      // partial tiles (even split: [tile][S]; stream-K: one slot per CTA).
       constexpr int kTile = TM * TN;
       float* const part = ws_partials(p.workspace);
       int* const counters = ws_tickets(p.workspace);

@@ -1,8 +1,11 @@
 """One zeroed workspace shared by calls with different split plans (what W4A16Linear.forward does
 for every layer of a stream): each call must leave the workspace as it needs it at entry, so a
-later call whose tickets or flags land where an earlier call kept its fp32 partials still gives
+later call whose tickets land where an earlier call kept its fp32 partials still gives
 its own bits. Each result is compared bit for bit with the same call on a fresh zeroed
 workspace, into a NaN-poisoned output, in several orders."""
+
+import re
+from pathlib import Path
 
 import pytest
 import torch
@@ -11,7 +14,9 @@ from checkpoints import BOUND, errors, frame_from_gptq_v2, random_gptq, referenc
 
 pytestmark = pytest.mark.gpu
 
-TICKET_BYTES = 65536  # kernels/params.cuh kWorkspaceTicketBytes
+# The head of the workspace that holds the tickets, as the kernels state it.
+TICKET_BYTES = int(re.search(r"kWorkspaceTicketBytes = (\d+);",
+                             (Path(__file__).resolve().parents[2] / "kernels/params.cuh").read_text()).group(1))
 
 # K x N of the decode layers whose plans split K (bulk's even split and stream-K, bwg's 16-token
 # split, dec, wg at 33-64 tokens), and a prefill split.
@@ -48,6 +53,6 @@ def test_one_workspace_across_split_plans():
                 f"K x N = {kn}, M = {x.shape[0]}: differs after sharing the workspace "
                 f"(NaN: {int(out.isnan().sum())})"
             )
-            if need > 0:  # kernels/params.cuh: the tickets sit in the first 64 KiB, left zero
+            if need > 0:  # every call leaves its tickets zero
                 assert int(ws[:TICKET_BYTES].count_nonzero()) == 0, f"K x N = {kn}, M = {x.shape[0]}: tickets left set"
     torch.cuda.synchronize()

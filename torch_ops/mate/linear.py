@@ -11,8 +11,10 @@ op's: ``x`` is ``[..., K]``, the result ``[..., N]``.
 Workspace: on CUDA, ``forward`` passes a workspace shared by every ``W4A16Linear`` on the same
 device and stream (zeroed once, grown when a call needs more: each call leaves its tickets at
 zero), so plans that split K do not make the op allocate and zero a fresh one per call (a memset
-per layer). The bytes a token count needs are asked once per layer and token count. Calls on one stream run in order, so sharing is safe; CUDA graphs captured on one
-stream share it too and must not be replayed concurrently on different streams. Under
+per layer). The bytes a token count needs are asked once per layer and token count. Calls on one
+stream run in order, so sharing is safe; CUDA graphs captured on one stream share it too and must
+not be replayed concurrently on different streams. A workspace that a larger plan outgrows is
+kept, not freed: graphs captured with it still use it (growth at least doubles the size). Under
 ``torch.compile`` and on CPU ``forward`` calls the functional op as before.
 
 Casting the module (``.half()``, ``.to(torch.bfloat16)``) casts ``scales`` and ``bias``: the
@@ -32,6 +34,11 @@ __all__ = ["W4A16Linear"]
 
 # (device index, stream handle) -> zeroed uint8 workspace, shared by every W4A16Linear.forward.
 _WORKSPACES: dict[tuple[int, int], torch.Tensor] = {}
+# Outgrown workspaces, never freed: a CUDA graph captured with one keeps its address, and the
+# caching allocator would hand the freed block to another tensor (of a later capture in the same
+# pool, or of eager code), so a replay would start from that tensor's bytes as tickets and write
+# its partials over it. Growth at least doubles, so these hold less than the live one.
+_OUTGROWN: list[torch.Tensor] = []
 
 
 def _shared_workspace(device: torch.device, need: int) -> torch.Tensor:
@@ -39,6 +46,9 @@ def _shared_workspace(device: torch.device, need: int) -> torch.Tensor:
     key = (device.index, torch.cuda.current_stream(device).cuda_stream)
     ws = _WORKSPACES.get(key)
     if ws is None or ws.numel() < need:
+        if ws is not None:
+            _OUTGROWN.append(ws)
+            need = max(need, 2 * ws.numel())
         ws = torch.zeros(need, dtype=torch.uint8, device=device)
         _WORKSPACES[key] = ws
     return ws

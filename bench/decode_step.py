@@ -4,7 +4,9 @@ down) back to back, each layer with its OWN weights (Llama-8B: 32 x 4 distinct w
 
 Arms, each one graph of the same structure: `mate` (w4a16_gemm.out on each layer's frame), `read`
 (a pure streaming read of each layer's frame bytes — the very qweight + scales buffer mate reads,
-one launch per projection), `fp16` / `bf16` (F.linear on dense [N, K] weights per layer). Only
+one launch per projection), `fp16` / `bf16` (F.linear on dense [N, K] weights per layer), and with
+--op-arm `mate_op` (the functional w4a16_gemm without a workspace: what torch.compile'd callers and
+mate.adapter / mate.marlin_compat run, the op allocating and zeroing a workspace per split call). Only
 the GEMMs are in the graph: activations are reused buffers of the right shapes and a projection's
 output does not feed the next one (no attention, norms or activation functions), so the step is
 the weight-streaming part of a decode step. Graphs are captured once, then replayed in rounds
@@ -43,6 +45,7 @@ TARGETS = {"llama8b": {"mate/read_max": 1.15, "fp16/mate_min": 3.0},
 DRY_MODEL = (2, {"qkv": (128, 192), "o": (128, 128), "gate_up": (128, 256), "down": (256, 128)})
 GROUP = 128
 ARMS = ("read", "mate", "fp16", "bf16")
+OP_ARM = "mate_op"  # --op-arm
 
 
 class Model:
@@ -83,7 +86,7 @@ class Model:
     def nbytes(self, arm):
         import torch
 
-        if arm in ("mate", "read"):
+        if arm in ("mate", "read", OP_ARM):
             return sum(b.numel() * 4 for bl in self.bufs for b in bl.values())
         dt = torch.float16 if arm == "fp16" else torch.bfloat16
         return sum(w.numel() * 2 for wl in self.dense[dt] for w in wl.values())
@@ -119,7 +122,13 @@ class Model:
         def dense(dt, x):
             return lambda: [F.linear(x[K], self.dense[dt][layer][p]) for layer, p, K in order]
 
-        fns = {"mate": mate, "read": read, "fp16": dense(torch.float16, xs), "bf16": dense(torch.bfloat16, xb)}
+        def mate_op():
+            for layer, p, K in order:
+                qw, meta, s = self.frames[layer][p]
+                torch.ops.mate.w4a16_gemm(xs[K], qw, meta, s, None, None, None, self.group)  # its own output
+
+        fns = {"mate": mate, "read": read, "fp16": dense(torch.float16, xs), "bf16": dense(torch.bfloat16, xb),
+               OP_ARM: mate_op}
         ctx = dict(xs=xs, xb=xb, outs=outs, ws=ws, sink=sink)
         return fns, ctx
 
@@ -142,6 +151,13 @@ class Model:
             torch.ops.mate.w4a16_gemm.out(ctx["xs"][K], qw, meta, sv, None, None, None, self.group, workspace=ctx["ws"][p], out=out)
             errs.append(graded(f"mate.{p}", out, reference(ctx["xs"][K], q, s, self.group), torch.float16))
         res["mate"] = dict(ok=all(e["ok"] for e in errs), layers_checked=errs)
+        errs = []
+        for p, (K, N) in self.shapes.items():
+            q, s = self.keep[p]
+            qw, meta, sv = self.frames[0][p]
+            out = torch.ops.mate.w4a16_gemm(ctx["xs"][K], qw, meta, sv, None, None, None, self.group)
+            errs.append(graded(f"{OP_ARM}.{p}", out, reference(ctx["xs"][K], q, s, self.group), torch.float16))
+        res[OP_ARM] = dict(ok=all(e["ok"] for e in errs), layers_checked=errs)
         for arm, dt, x in (("fp16", torch.float16, ctx["xs"]), ("bf16", torch.bfloat16, ctx["xb"])):
             errs = []
             for p, (K, N) in self.shapes.items():
@@ -192,6 +208,8 @@ def verdict(model, steps):
         out["fp16/mate"] = t["fp16"] / t["mate"]
     if "mate" in t and "bf16" in t:
         out["bf16/mate"] = t["bf16"] / t["mate"]
+    if "mate" in t and OP_ARM in t:
+        out["mate_op/mate"] = t[OP_ARM] / t["mate"]
     tg = TARGETS.get(model)
     if tg:
         out["target"] = dict(tg)
@@ -209,6 +227,8 @@ def main(argv=None):
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--m", default="1,16")
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--op-arm", action="store_true",
+                    help=f"also time `{OP_ARM}`: the functional op without a workspace (the torch.compile / adapter path)")
     ap.add_argument("--unchecked", action="store_true",
                     help="lab builds that compute wrong results on purpose (MATE_KERNEL_FLAGS switches): time the mate "
                          "arm whatever its float64 check says (the check is still recorded); never for a claim")
@@ -228,6 +248,7 @@ def main(argv=None):
             ap.error(f"--models: unknown model {name!r}; models are {', '.join(MODELS)}")
     if args.dry_run:
         return dry_run(torch, Ms)
+    arms = ARMS + ((OP_ARM,) if args.op_arm else ())
     torch.manual_seed(0)
     rows, failures = [], []
     for name in args.models.split(","):
@@ -236,23 +257,24 @@ def main(argv=None):
         model = Model(layers, shapes, "cuda")
         torch.cuda.synchronize()
         print(f"{name}: {layers} layers x {len(shapes)} projections built in {time.time() - t0:.1f} s; "
-              + ", ".join(f"{a} {model.nbytes(a) / 1e9:.2f} GB" for a in ARMS), flush=True)
+              + ", ".join(f"{a} {model.nbytes(a) / 1e9:.2f} GB" for a in arms), flush=True)
         for M in Ms:
             fns, ctx = model.steps(M)
             checks = model.check(M, fns, ctx)
+            checks = {a: c for a, c in checks.items() if a in arms}
             bad = [a for a, c in checks.items() if not c["ok"] and not (args.unchecked and a == "mate")]
             for a in bad:
                 failures.append(f"{name} M={M} {a}: failed its float64 check {checks[a]}")
                 print(f"   {name} M={M}: arm {a} FAILED its check: {checks[a]}", flush=True)
             from bench.timing import capture
 
-            graphs = {a: capture([fns[a]]) for a in ARMS if a not in bad}
+            graphs = {a: capture([fns[a]]) for a in arms if a not in bad}
             steps = time_interleaved(torch, graphs, rounds=args.rounds)
             del graphs
             for a in bad:
                 steps[a] = {"error": "failed its float64 check"}
             row = dict(model=name, layers=layers, M=M, gemms_per_step=layers * len(shapes), steps=steps,
-                       checks=checks, bytes_per_step={a: model.nbytes(a) for a in ARMS}, **verdict(name, steps))
+                       checks=checks, bytes_per_step={a: model.nbytes(a) for a in arms}, **verdict(name, steps))
             rows.append(row)
             print(line(row), flush=True)
         del model, fns, ctx
@@ -279,10 +301,10 @@ def main(argv=None):
 
 def line(row):
     s = f"{row['model']:9s} M={row['M']:3d} step us:"
-    for a in ARMS:
+    for a in row["steps"]:
         st = row["steps"].get(a, {})
         s += f"  {a} {st['median_us']:9.1f} [{st['min_us']:.1f}-{st['max_us']:.1f}]" if "median_us" in st else f"  {a} ERR"
-    for k in ("mate/read", "fp16/mate", "bf16/mate"):
+    for k in ("mate/read", "fp16/mate", "bf16/mate", "mate_op/mate"):
         if k in row:
             s += f"  {k} {row[k]:.2f}"
     tg = row.get("target", {})
@@ -290,7 +312,7 @@ def line(row):
         s += f"  target read<={tg['mate/read_max']}: {'met' if tg['mate/read_met'] else 'MISSED'}"
     if "fp16/mate_met" in tg:
         s += f"  fp16>={tg['fp16/mate_min']}x: {'met' if tg['fp16/mate_met'] else 'MISSED'}"
-    clocks = [f"{a} {row['steps'][a]['sm_clock_mhz']:.0f}" for a in ARMS if "sm_clock_mhz" in row["steps"].get(a, {})]
+    clocks = [f"{a} {row['steps'][a]['sm_clock_mhz']:.0f}" for a in row["steps"] if "sm_clock_mhz" in row["steps"].get(a, {})]
     if clocks:
         s += "  MHz " + " ".join(clocks)
     return s

@@ -26,7 +26,8 @@ def stats(ts) -> dict:
 
 def capture(calls) -> "torch.cuda.CUDAGraph":
     """A graph running each zero-arg callable of `calls` once, after one eager warm-up pass on a
-    side stream (module load, allocator)."""
+    side stream (module load, allocator), captured on that same stream as serving engines do (so
+    the op's own workspace of a call without one exists before capture: src/device/workspace.rs)."""
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
@@ -35,7 +36,7 @@ def capture(calls) -> "torch.cuda.CUDAGraph":
     torch.cuda.current_stream().wait_stream(s)
     torch.cuda.synchronize()
     g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
+    with torch.cuda.graph(g, stream=s):
         for c in calls:
             c()
     return g

@@ -243,8 +243,10 @@ fn check_out(call: &GemmCall, p: &Problem, dtype: DType) -> Result<()> {
 }
 
 /// Validates and computes one call. Returns 0, or — launching nothing — the bytes of zeroed
-/// workspace the call needs when the caller passed none (the shim then allocates and calls again).
-pub fn run(call: &GemmCall, frame_meta: &[i64]) -> Result<i64> {
+/// workspace the call needs when the caller passed none (the shim then allocates and calls
+/// again). With `own_workspace` (the op) such a call uses the op's own buffer
+/// (src/device/workspace.rs) instead, except while its stream captures a graph.
+pub fn run(call: &GemmCall, frame_meta: &[i64], own_workspace: bool) -> Result<i64> {
     let p = validate(call, frame_meta, true)?.problem;
     if p.m == 0 {
         return Ok(0);
@@ -255,7 +257,18 @@ pub fn run(call: &GemmCall, frame_meta: &[i64]) -> Result<i64> {
             let plan = crate::plan::plan(&p, &crate::device::registry::device(index)?.caps)?;
             if plan.workspace_bytes > 0 {
                 if !call.workspace.present {
-                    return Ok(plan.workspace_bytes);
+                    if !own_workspace {
+                        return Ok(plan.workspace_bytes);
+                    }
+                    let may_allocate = !crate::device::driver::stream_capturing(call.stream)?;
+                    let Some(ws) = crate::device::workspace::owned(index, call.stream, plan.workspace_bytes, may_allocate)?
+                    else {
+                        return Ok(plan.workspace_bytes); // capturing, and none large enough yet
+                    };
+                    let mut with = *call;
+                    with.workspace = ws;
+                    crate::device::launch(&p, &plan, &with)?;
+                    return Ok(0);
                 }
                 let have = call.workspace.numel();
                 ensure!(

@@ -49,8 +49,9 @@ pub mod bridge {
     extern "Rust" {
         /// Validates everything but `out` and returns N, the output's last dim.
         fn gemm_out_cols(call: &GemmCall, frame_meta: &[i64]) -> Result<i64>;
-        /// Validates every argument and computes `out` (CPU or CUDA by the tensors' device).
-        /// Returns 0, or the bytes of zeroed workspace needed when none was passed (nothing ran).
+        /// Validates every argument and computes `out` (CPU or CUDA by the tensors' device). A
+        /// split-K call without a workspace uses the op's own (src/device/workspace.rs); returns 0,
+        /// or while the stream captures a graph the bytes of zeroed workspace needed (nothing ran).
         fn gemm_run(call: &GemmCall, frame_meta: &[i64]) -> Result<i64>;
         /// N from the frame metadata alone (Meta kernels: no data, possibly symbolic shapes).
         fn meta_out_cols(frame_meta: &[i64]) -> Result<i64>;
@@ -102,7 +103,7 @@ fn gemm_out_cols(call: &bridge::GemmCall, frame_meta: &[i64]) -> Result<i64, Str
 }
 
 fn gemm_run(call: &bridge::GemmCall, frame_meta: &[i64]) -> Result<i64, String> {
-    guarded(|| crate::call::run(call, frame_meta))
+    guarded(|| crate::call::run(call, frame_meta, true))
 }
 
 fn meta_out_cols(frame_meta: &[i64]) -> Result<i64, String> {

@@ -31,7 +31,7 @@ pub unsafe extern "C" fn mate_gemm_raw(
             return Err("mate_gemm_raw: null call or frame_meta pointer".to_string());
         }
         let meta = if meta_len == 0 { &[][..] } else { std::slice::from_raw_parts(frame_meta, meta_len) };
-        crate::call::run(&*call, meta).map_err(|e| e.to_string())
+        crate::call::run(&*call, meta, false).map_err(|e| e.to_string())
     });
     let message = match outcome {
         Ok(Ok(v)) => return v,

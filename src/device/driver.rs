@@ -46,6 +46,12 @@ pub struct Driver {
     pub cuGetErrorString: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
     pub cuOccupancyMaxActiveBlocksPerMultiprocessor: unsafe extern "C" fn(*mut c_int, CuFunction, c_int, usize) -> CuResult,
     pub cuFuncSetAttribute: unsafe extern "C" fn(CuFunction, c_int, c_int) -> CuResult,
+    /// `CUresult cuStreamIsCapturing(CUstream, CUstreamCaptureStatus*)` (0 = not capturing).
+    pub cuStreamIsCapturing: unsafe extern "C" fn(CuStream, *mut c_int) -> CuResult,
+    /// `CUresult cuMemAlloc(CUdeviceptr*, size_t)` and `cuMemsetD8Async(CUdeviceptr, unsigned char,
+    /// size_t, CUstream)`: the op's own workspace (src/device/workspace.rs).
+    pub cuMemAlloc: unsafe extern "C" fn(*mut u64, usize) -> CuResult,
+    pub cuMemsetD8Async: unsafe extern "C" fn(u64, u8, usize, CuStream) -> CuResult,
     /// The wg family's x tensor map (src/device/tma.rs). Optional: a driver older than CUDA 12 has
     /// no TMA and serves wg through its cp.async x path instead of failing to load at all.
     pub cuTensorMapEncodeTiled: Option<CuTensorMapEncodeTiled>,
@@ -141,6 +147,9 @@ fn load() -> std::result::Result<Driver, String> {
             cuGetErrorString: sym(lib, "cuGetErrorString")?,
             cuOccupancyMaxActiveBlocksPerMultiprocessor: sym(lib, "cuOccupancyMaxActiveBlocksPerMultiprocessor")?,
             cuFuncSetAttribute: sym(lib, "cuFuncSetAttribute")?,
+            cuStreamIsCapturing: sym(lib, "cuStreamIsCapturing")?,
+            cuMemAlloc: sym(lib, "cuMemAlloc_v2")?,
+            cuMemsetD8Async: sym(lib, "cuMemsetD8Async")?,
             cuTensorMapEncodeTiled: sym(lib, "cuTensorMapEncodeTiled").ok(),
             cuLaunchKernelEx: sym(lib, "cuLaunchKernelEx").ok(),
         };
@@ -170,4 +179,12 @@ pub fn check(d: &Driver, rc: CuResult, what: &str) -> Result<()> {
         }
     };
     Err(Error::Cuda(format!("{what} failed: CUresult {rc} ({text})")))
+}
+
+/// Whether `stream` (a `cudaStream_t`) is capturing a CUDA graph.
+pub fn stream_capturing(stream: usize) -> Result<bool> {
+    let d = driver()?;
+    let mut status: c_int = 0;
+    check(d, unsafe { (d.cuStreamIsCapturing)(stream as CuStream, &mut status) }, "cuStreamIsCapturing")?;
+    Ok(status != 0)
 }

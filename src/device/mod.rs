@@ -6,6 +6,7 @@ pub mod launch_log;
 pub mod params;
 pub mod registry;
 pub mod tma;
+pub mod workspace;
 
 use crate::call::{Device, Problem};
 use crate::error::{Error, Result};

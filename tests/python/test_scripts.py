@@ -289,7 +289,7 @@ def test_decode_forced_arms_set_and_restore_the_hooks():
 def test_decode_step_dry_run_checks_every_arm():
     r = _dry("decode_step.py")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert _verdicts(r.stdout) == {(m, a): "ok" for m in (1, 16) for a in ("read", "mate", "fp16", "bf16")}, r.stdout
+    assert _verdicts(r.stdout) == {(m, a): "ok" for m in (1, 16) for a in ("read", "mate", "mate_op", "fp16", "bf16")}, r.stdout
 
 
 def test_bench_provenance_names_the_library_that_ran(tmp_path, monkeypatch):

@@ -10,8 +10,8 @@ op's: ``x`` is ``[..., K]``, the result ``[..., N]``.
 
 Workspace: on CUDA, ``forward`` passes a workspace shared by every ``W4A16Linear`` on the same
 device and stream (zeroed once, grown when a call needs more: each call leaves its tickets at
-zero), so plans that split K do not make the op allocate and zero a fresh one per call (a memset
-per layer). The bytes a token count needs are asked once per layer and token count. Calls on one
+zero). It predates the op's own buffer of the same kind (src/device/workspace.rs), which a call
+without a workspace now uses, and differs from it only in coming from torch's allocator. The bytes a token count needs are asked once per layer and token count. Calls on one
 stream run in order, so sharing is safe; CUDA graphs captured on one stream share it too and must
 not be replayed concurrently on different streams. A workspace that a larger plan outgrows is
 kept, not freed: graphs captured with it still use it (growth at least doubles the size). Under

@@ -6,7 +6,7 @@ Arms, each one graph of the same structure: `mate` (w4a16_gemm.out on each layer
 (a pure streaming read of each layer's frame bytes — the very qweight + scales buffer mate reads,
 one launch per projection), `fp16` / `bf16` (F.linear on dense [N, K] weights per layer), and with
 --op-arm `mate_op` (the functional w4a16_gemm without a workspace: what torch.compile'd callers and
-mate.adapter / mate.marlin_compat run, the op allocating and zeroing a workspace per split call). Only
+mate.adapter / mate.marlin_compat run, on the op's own workspace, src/device/workspace.rs). Only
 the GEMMs are in the graph: activations are reused buffers of the right shapes and a projection's
 output does not feed the next one (no attention, norms or activation functions), so the step is
 the weight-streaming part of a decode step. Graphs are captured once, then replayed in rounds
@@ -143,21 +143,21 @@ class Model:
 
         res = {}
         fns["mate"]()  # the whole step eagerly; outs then hold the last layer's results
-        errs = []
-        for p, (K, N) in self.shapes.items():
-            q, s = self.keep[p]
+
+        def layer0(p, K, N):  # (.out with the step's workspace, the functional op without one)
             qw, meta, sv = self.frames[0][p]
             out = torch.empty(M, N, dtype=torch.float16, device=self.device)
             torch.ops.mate.w4a16_gemm.out(ctx["xs"][K], qw, meta, sv, None, None, None, self.group, workspace=ctx["ws"][p], out=out)
-            errs.append(graded(f"mate.{p}", out, reference(ctx["xs"][K], q, s, self.group), torch.float16))
-        res["mate"] = dict(ok=all(e["ok"] for e in errs), layers_checked=errs)
-        errs = []
+            return out, torch.ops.mate.w4a16_gemm(ctx["xs"][K], qw, meta, sv, None, None, None, self.group)
+
+        errs = {"mate": [], OP_ARM: []}
         for p, (K, N) in self.shapes.items():
             q, s = self.keep[p]
-            qw, meta, sv = self.frames[0][p]
-            out = torch.ops.mate.w4a16_gemm(ctx["xs"][K], qw, meta, sv, None, None, None, self.group)
-            errs.append(graded(f"{OP_ARM}.{p}", out, reference(ctx["xs"][K], q, s, self.group), torch.float16))
-        res[OP_ARM] = dict(ok=all(e["ok"] for e in errs), layers_checked=errs)
+            ref = reference(ctx["xs"][K], q, s, self.group)
+            for arm, out in zip(("mate", OP_ARM), layer0(p, K, N)):
+                errs[arm].append(graded(f"{arm}.{p}", out, ref, torch.float16))
+        for arm, e in errs.items():
+            res[arm] = dict(ok=all(x["ok"] for x in e), layers_checked=e)
         for arm, dt, x in (("fp16", torch.float16, ctx["xs"]), ("bf16", torch.bfloat16, ctx["xb"])):
             errs = []
             for p, (K, N) in self.shapes.items():

@@ -260,9 +260,7 @@ pub fn run(call: &GemmCall, frame_meta: &[i64], own_workspace: bool) -> Result<i
                     if !own_workspace {
                         return Ok(plan.workspace_bytes);
                     }
-                    let may_allocate = !crate::device::driver::stream_capturing(call.stream)?;
-                    let Some(ws) = crate::device::workspace::owned(index, call.stream, plan.workspace_bytes, may_allocate)?
-                    else {
+                    let Some(ws) = crate::device::workspace::owned(index, call.stream, plan.workspace_bytes)? else {
                         return Ok(plan.workspace_bytes); // capturing, and none large enough yet
                     };
                     let mut with = *call;

@@ -12,6 +12,7 @@ use super::driver::{check, driver, CuStream};
 use super::registry;
 use crate::error::Result;
 use crate::ffi::bridge::TensorDesc;
+use crate::tensor::DEVICE_CUDA;
 use once_cell::sync::Lazy;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -20,12 +21,13 @@ use std::sync::Mutex;
 static OWNED: Lazy<Mutex<HashMap<(i32, usize), (u64, i64)>>> = Lazy::new(|| Mutex::new(HashMap::new()));
 
 /// A zeroed workspace of at least `need` bytes for `device`'s `stream`, as a 1-D uint8 descriptor;
-/// None when there is none that large and `may_allocate` is false (the stream is capturing).
-pub fn owned(device: i32, stream: usize, need: i64, may_allocate: bool) -> Result<Option<TensorDesc>> {
+/// None when there is none that large and the stream is capturing (asked only then: the reuse
+/// path is every such call's).
+pub fn owned(device: i32, stream: usize, need: i64) -> Result<Option<TensorDesc>> {
     let mut live = OWNED.lock().unwrap_or_else(|e| e.into_inner());
     let (ptr, bytes) = match live.get(&(device, stream)) {
         Some(&(ptr, bytes)) if bytes >= need => (ptr, bytes),
-        _ if !may_allocate => return Ok(None),
+        _ if super::driver::stream_capturing(stream)? => return Ok(None),
         old => {
             let bytes = old.map_or(need, |&(_, b)| need.max(2 * b)); // the old one stays allocated
             let d = driver()?;
@@ -37,7 +39,7 @@ pub fn owned(device: i32, stream: usize, need: i64, may_allocate: bool) -> Resul
             (ptr, bytes)
         }
     };
-    let mut t = TensorDesc { present: true, data: ptr as usize, dtype: 0, device_type: 1, device_index: device, ndim: 1, sizes: [0; 8], strides: [0; 8] };
+    let mut t = TensorDesc { present: true, data: ptr as usize, dtype: 0 /* uint8 */, device_type: DEVICE_CUDA, device_index: device, ndim: 1, sizes: [0; 8], strides: [0; 8] };
     t.sizes[0] = bytes;
     t.strides[0] = 1;
     Ok(Some(t))

@@ -1,17 +1,20 @@
-"""W4A16Linear's shared workspace as a serving engine uses it: one per stream for every layer of a
-model, and CUDA graphs captured per batch size in one memory pool, replayed in any order.
+"""W4A16Linear's workspace as a serving engine uses it: forward passes none, so every layer of a
+model shares the op's own buffer of the stream (src/device/workspace.rs), and CUDA graphs are
+captured per batch size in one memory pool and replayed in any order.
 
-- A model's layers of different shapes and token counts, run through the shared workspace in
-  turn, give bit for bit what each gives on a fresh zeroed workspace, within the float64 bound.
-- A workspace that a larger plan outgrows is never freed: a graph captured with it keeps its
-  address, and the freed block would go to the next tensor allocated in the same pool. Here a
-  later capture in the first graph's pool fills fresh tensors with 0xFF; a graph captured with
-  the outgrown workspace must still give its own result and leave those tensors alone."""
+- A model's layers of different shapes and token counts, run one after another, give bit for
+  bit what each gives on a fresh zeroed workspace, within the float64 bound.
+- A buffer that a larger plan outgrows is never freed: a graph captured with it keeps its
+  address. Here a later capture in the graphs' pool fills fresh tensors with 0xFF; graphs
+  captured with the outgrown and the grown buffer must give their own results and leave those
+  tensors alone. (W4A16Linear's earlier buffer from torch's allocator, freed when outgrown, left
+  the first graph's whole output unwritten this way: 4096 NaN of 4096 on the H200.)
+- A graph captured before any eager call on its stream zeroes a workspace of its own in the
+  graph (the op's fallback) and is correct on every replay."""
 
 import pytest
 import torch
 
-import mate.linear as mlin
 from checkpoints import BOUND, errors
 from mate.linear import W4A16Linear
 from mate.quantize import rtn_quantize
@@ -42,18 +45,7 @@ def _alone(layer, x):
     return layer.forward_out(x, out, torch.zeros(need, dtype=torch.uint8, device="cuda") if need > 0 else None)
 
 
-@pytest.fixture
-def fresh_workspaces():
-    """An empty shared-workspace table for the test, the process's own put back after it."""
-    saved = dict(mlin._WORKSPACES)
-    mlin._WORKSPACES.clear()
-    yield
-    torch.cuda.synchronize()
-    mlin._WORKSPACES.clear()
-    mlin._WORKSPACES.update(saved)
-
-
-def test_model_layers_share_one_workspace(fresh_workspaces):
+def test_model_layers_share_one_workspace():
     gen = torch.Generator("cuda").manual_seed(20261204)
     layers = [_layer(K, N, gen) for K, N in MODEL]
     calls = []
@@ -70,12 +62,10 @@ def test_model_layers_share_one_workspace(fresh_workspaces):
         for li, x, alone, need in order:
             y = layers[li][0](x)
             assert torch.equal(y, alone), f"K x N = {MODEL[li]}, M = {x.shape[0]}: differs through the shared workspace"
-    ws = [w for (dev, _), w in mlin._WORKSPACES.items()]
-    assert len(ws) == 1 and ws[0].numel() >= max(need for *_, need in calls)
 
 
-def test_outgrown_workspace_outlives_the_graphs_that_use_it(fresh_workspaces):
-    gen = torch.Generator("cuda").manual_seed(20261205)
+def _two_layers(seed):
+    gen = torch.Generator("cuda").manual_seed(seed)
     (small, w_small), (large, w_large) = _layer(4096, 4096, gen), _layer(14336, 4096, gen)
     xs = torch.randn(1, 4096, generator=gen, device="cuda").half()
     xl = torch.randn(1, 14336, generator=gen, device="cuda").half()
@@ -84,29 +74,51 @@ def test_outgrown_workspace_outlives_the_graphs_that_use_it(fresh_workspaces):
     want_s, want_l = _alone(small, xs), _alone(large, xl)
     assert errors(want_s, gemm64(xs, w_small, None))[0] <= BOUND[torch.float16]
     assert errors(want_l, gemm64(xl, w_large, None))[0] <= BOUND[torch.float16]
-    small(xs), large(xl)  # eager warm-up (on this stream: its own workspace, not the capture stream's)
-    torch.cuda.synchronize()
+    return (small, xs, want_s), (large, xl, want_l), need_s
 
-    g_born, g_small, g_large, g_other = (torch.cuda.CUDAGraph() for _ in range(4))
-    with torch.cuda.graph(g_born):  # the capture stream's workspace is born here (its memset is in this graph)
+
+def test_outgrown_workspace_outlives_the_graphs_that_use_it():
+    (small, xs, want_s), (large, xl, want_l), need_s = _two_layers(20261205)
+    s = torch.cuda.Stream()  # the capture stream, warmed up on the smaller layer only
+    with torch.cuda.stream(s):
         small(xs)
-    with torch.cuda.graph(g_small, pool=g_born.pool()):  # reuses it
+    s.synchronize()
+    g_small, g_large, g_other = (torch.cuda.CUDAGraph() for _ in range(3))
+    with torch.cuda.graph(g_small, stream=s):
         out_small = small(xs)
-    with torch.cuda.graph(g_large, pool=g_born.pool()):  # outgrows it
+    with torch.cuda.stream(s):
+        large(xl)  # outgrows the buffer g_small captured
+    s.synchronize()
+    with torch.cuda.graph(g_large, pool=g_small.pool(), stream=s):
         out_large = large(xl)
-    with torch.cuda.graph(g_other, pool=g_born.pool()):  # a later capture's tensors in the same pool
+    with torch.cuda.graph(g_other, pool=g_small.pool(), stream=s):  # a later capture's tensors in the pool
         junk = [torch.full((need_s,), 255, dtype=torch.uint8, device="cuda") for _ in range(4)]
     torch.cuda.synchronize()
-
     for _ in range(3):
-        g_born.replay()
         g_other.replay()
         out_small.fill_(float("nan"))
-        g_small.replay()
         out_large.fill_(float("nan"))
         g_large.replay()
+        g_small.replay()
         torch.cuda.synchronize()
-        assert torch.equal(out_small, want_s), f"the graph of the outgrown workspace differs (NaN: {int(out_small.isnan().sum())})"
-        assert torch.equal(out_large, want_l), f"the graph of the grown workspace differs (NaN: {int(out_large.isnan().sum())})"
+        assert torch.equal(out_small, want_s), f"the graph of the outgrown buffer differs (NaN: {int(out_small.isnan().sum())})"
+        assert torch.equal(out_large, want_l), f"the graph of the grown buffer differs (NaN: {int(out_large.isnan().sum())})"
         for t in junk:
             assert bool((t == 255).all()), "a replay wrote into another capture's tensor"
+
+
+def test_graph_captured_before_any_call_on_its_stream():
+    (small, xs, want_s), (large, xl, want_l), _ = _two_layers(20261206)
+    g_small, g_large = torch.cuda.CUDAGraph(), torch.cuda.CUDAGraph()
+    s = torch.cuda.Stream()  # never used eagerly: each capture zeroes its own workspace in the graph
+    with torch.cuda.graph(g_small, stream=s):
+        out_small = small(xs)
+    with torch.cuda.graph(g_large, pool=g_small.pool(), stream=s):
+        out_large = large(xl)
+    for _ in range(3):
+        out_small.fill_(float("nan"))
+        out_large.fill_(float("nan"))
+        g_small.replay()  # in capture order: the graphs' own workspaces may share the pool's bytes
+        g_large.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(out_small, want_s) and torch.equal(out_large, want_l)

@@ -8,14 +8,9 @@ overload for callers that preallocate the output (and, optionally, the workspace
 reports through ``torch.ops.mate.w4a16_workspace_size``). Leading batch dims and bias are the
 op's: ``x`` is ``[..., K]``, the result ``[..., N]``.
 
-Workspace: on CUDA, ``forward`` passes a workspace shared by every ``W4A16Linear`` on the same
-device and stream (zeroed once, grown when a call needs more: each call leaves its tickets at
-zero). It predates the op's own buffer of the same kind (src/device/workspace.rs), which a call
-without a workspace now uses, and differs from it only in coming from torch's allocator. The bytes a token count needs are asked once per layer and token count. Calls on one
-stream run in order, so sharing is safe; CUDA graphs captured on one stream share it too and must
-not be replayed concurrently on different streams. A workspace that a larger plan outgrows is
-kept, not freed: graphs captured with it still use it (growth at least doubles the size). Under
-``torch.compile`` and on CPU ``forward`` calls the functional op as before.
+Workspace: ``forward`` passes none, so a split-K call uses the op's own zeroed buffer for the
+device and stream (src/device/workspace.rs, README "Workspace"): shared by every layer, never
+freed, outside torch's allocator. ``forward_out`` takes an explicit one.
 
 Casting the module (``.half()``, ``.to(torch.bfloat16)``) casts ``scales`` and ``bias``: the
 activation dtype must match them (the op refuses a mismatch, naming both).
@@ -30,28 +25,6 @@ from .frame import Frame, from_awq, from_compressed, from_gptq
 from .quantize import rtn_quantize
 
 __all__ = ["W4A16Linear"]
-
-
-# (device index, stream handle) -> zeroed uint8 workspace, shared by every W4A16Linear.forward.
-_WORKSPACES: dict[tuple[int, int], torch.Tensor] = {}
-# Outgrown workspaces, never freed: a CUDA graph captured with one keeps its address, and the
-# caching allocator would hand the freed block to another tensor (of a later capture in the same
-# pool, or of eager code), so a replay would start from that tensor's bytes as tickets and write
-# its partials over it. Growth at least doubles, so these hold less than the live one.
-_OUTGROWN: list[torch.Tensor] = []
-
-
-def _shared_workspace(device: torch.device, need: int) -> torch.Tensor:
-    """The shared workspace of ``device``'s current stream, grown to at least ``need`` bytes."""
-    key = (device.index, torch.cuda.current_stream(device).cuda_stream)
-    ws = _WORKSPACES.get(key)
-    if ws is None or ws.numel() < need:
-        if ws is not None:
-            _OUTGROWN.append(ws)
-            need = max(need, 2 * ws.numel())
-        ws = torch.zeros(need, dtype=torch.uint8, device=device)
-        _WORKSPACES[key] = ws
-    return ws
 
 
 class W4A16Linear(nn.Module):
@@ -75,7 +48,6 @@ class W4A16Linear(nn.Module):
         self.register_buffer("zeros", frame.zeros)  # None for a symmetric frame
         self.register_buffer("perm", frame.perm)  # None without act order
         self.register_buffer("bias", bias)
-        self._workspace_need: dict[int, int] = {}  # token count -> workspace bytes (forward)
 
     # -- construction -------------------------------------------------------------------------
 
@@ -122,21 +94,6 @@ class W4A16Linear(nn.Module):
         return (self.qweight, self.meta, self.scales, self.zeros, self.perm)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if x.is_cuda and not torch.compiler.is_compiling():
-            m = x.numel() // x.shape[-1]
-            need = self._workspace_need.get(m)
-            if need is None:  # asked once per token count (a host call of its own)
-                need = self._workspace_need[m] = torch.ops.mate.w4a16_workspace_size(x, self.meta)
-            if need > 0:
-                out = x.new_empty((*x.shape[:-1], self.out_features))
-                try:
-                    self._out(x, out, _shared_workspace(x.device, need))
-                except ValueError as e:  # the plan grew (set_num_sms since): ask again, once
-                    if "workspace" not in str(e):
-                        raise
-                    need = self._workspace_need[m] = torch.ops.mate.w4a16_workspace_size(x, self.meta)
-                    self._out(x, out, _shared_workspace(x.device, need))
-                return out
         return torch.ops.mate.w4a16_gemm(
             x, self.qweight, self.meta, self.scales, self.zeros, self.perm, self.bias, self.group_size
         )

@@ -67,20 +67,10 @@ GemmCall make_call(const at::Tensor& x, const at::Tensor& qweight, const at::Ten
 rust::Slice<const int64_t> slice(c10::IntArrayRef v) { return {v.data(), v.size()}; }
 
 // Runs the call. A split-K call without a workspace uses the op's own (src/device/workspace.rs),
-// except while its stream captures a CUDA graph: Rust then reports the bytes it needs, and the
-// call allocates a zeroed one through torch's allocator (in the graph: a memset per replay).
-void run(GemmCall& c, c10::IntArrayRef frame_meta, const at::Tensor& x) {
+// so Rust never asks the op for one.
+void run(GemmCall& c, c10::IntArrayRef frame_meta) {
   const int64_t need = call_rust([&] { return mate::ffi::gemm_run(c, slice(frame_meta)); });
-  if (need > 0) {
-    TORCH_WARN_ONCE(
-        "mate: a split-K call without `workspace` was captured in a CUDA graph before a call of its size ran "
-        "outside capture on the capture stream; it allocates and zeroes its own workspace in the graph (a memset "
-        "per call). Run the model once on the capture stream before capture, largest token count first, or pass "
-        "`workspace=` (torch.ops.mate.w4a16_workspace_size).");
-    at::Tensor ws = at::zeros({need}, x.options().dtype(at::kByte));
-    c.workspace = describe("workspace", ws);
-    call_rust([&] { return mate::ffi::gemm_run(c, slice(frame_meta)); });
-  }
+  TORCH_INTERNAL_ASSERT(need == 0, "mate: the op was asked for ", need, " bytes of workspace");
 }
 
 void gemm_out(const at::Tensor& x, const at::Tensor& qweight, c10::IntArrayRef frame_meta,
@@ -91,7 +81,7 @@ void gemm_out(const at::Tensor& x, const at::Tensor& qweight, c10::IntArrayRef f
   if (x.is_cuda()) guard.reset_device(x.device());
   GemmCall c = make_call(x, qweight, scales, zeros, perm, bias, group_size, num_sms, workspace);
   c.out = describe("out", out);
-  run(c, frame_meta, x);
+  run(c, frame_meta);
 }
 
 at::Tensor gemm(const at::Tensor& x, const at::Tensor& qweight, c10::IntArrayRef frame_meta,
@@ -106,7 +96,7 @@ at::Tensor gemm(const at::Tensor& x, const at::Tensor& qweight, c10::IntArrayRef
   sizes.back() = n;
   at::Tensor out = at::empty(sizes, x.options());
   c.out = describe("out", out);
-  run(c, frame_meta, x);
+  run(c, frame_meta);
   return out;
 }
 

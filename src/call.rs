@@ -243,9 +243,9 @@ fn check_out(call: &GemmCall, p: &Problem, dtype: DType) -> Result<()> {
 }
 
 /// Validates and computes one call. Returns 0, or — launching nothing — the bytes of zeroed
-/// workspace the call needs when the caller passed none (the shim then allocates and calls
-/// again). With `own_workspace` (the op) such a call uses the op's own buffer
-/// (src/device/workspace.rs) instead, except while its stream captures a graph.
+/// workspace the call needs when the caller passed none and `own_workspace` is false (the raw
+/// entry's contract). With `own_workspace` (the op) such a call uses the op's own buffer
+/// (src/device/workspace.rs) and always returns 0.
 pub fn run(call: &GemmCall, frame_meta: &[i64], own_workspace: bool) -> Result<i64> {
     let p = validate(call, frame_meta, true)?.problem;
     if p.m == 0 {
@@ -260,11 +260,8 @@ pub fn run(call: &GemmCall, frame_meta: &[i64], own_workspace: bool) -> Result<i
                     if !own_workspace {
                         return Ok(plan.workspace_bytes);
                     }
-                    let Some(ws) = crate::device::workspace::owned(index, call.stream, plan.workspace_bytes)? else {
-                        return Ok(plan.workspace_bytes); // capturing, and none large enough yet
-                    };
                     let mut with = *call;
-                    with.workspace = ws;
+                    with.workspace = crate::device::workspace::owned(index, call.stream, plan.workspace_bytes)?;
                     crate::device::launch(&p, &plan, &with)?;
                     return Ok(0);
                 }

@@ -18,6 +18,8 @@ pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: c_int = 75;
 pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: c_int = 76;
 pub const CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: c_int = 81;
 pub const CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: c_int = 97;
+pub const CU_STREAM_CAPTURE_MODE_RELAXED: c_int = 2;
+pub const CU_STREAM_NON_BLOCKING: c_uint = 1;
 
 #[allow(non_snake_case)]
 pub struct Driver {
@@ -48,10 +50,15 @@ pub struct Driver {
     pub cuFuncSetAttribute: unsafe extern "C" fn(CuFunction, c_int, c_int) -> CuResult,
     /// `CUresult cuStreamIsCapturing(CUstream, CUstreamCaptureStatus*)` (0 = not capturing).
     pub cuStreamIsCapturing: unsafe extern "C" fn(CuStream, *mut c_int) -> CuResult,
-    /// `CUresult cuMemAlloc(CUdeviceptr*, size_t)` and `cuMemsetD8Async(CUdeviceptr, unsigned char,
-    /// size_t, CUstream)`: the op's own workspace (src/device/workspace.rs).
+    /// `CUresult cuMemAlloc(CUdeviceptr*, size_t)`, `cuMemsetD8Async(CUdeviceptr, unsigned char,
+    /// size_t, CUstream)`, `cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode*)`,
+    /// `cuStreamCreate(CUstream*, unsigned)` and `cuStreamSynchronize(CUstream)`: the op's own
+    /// workspace (src/device/workspace.rs).
     pub cuMemAlloc: unsafe extern "C" fn(*mut u64, usize) -> CuResult,
     pub cuMemsetD8Async: unsafe extern "C" fn(u64, u8, usize, CuStream) -> CuResult,
+    pub cuThreadExchangeStreamCaptureMode: unsafe extern "C" fn(*mut c_int) -> CuResult,
+    pub cuStreamCreate: unsafe extern "C" fn(*mut CuStream, c_uint) -> CuResult,
+    pub cuStreamSynchronize: unsafe extern "C" fn(CuStream) -> CuResult,
     /// The wg family's x tensor map (src/device/tma.rs). Optional: a driver older than CUDA 12 has
     /// no TMA and serves wg through its cp.async x path instead of failing to load at all.
     pub cuTensorMapEncodeTiled: Option<CuTensorMapEncodeTiled>,
@@ -150,6 +157,9 @@ fn load() -> std::result::Result<Driver, String> {
             cuStreamIsCapturing: sym(lib, "cuStreamIsCapturing")?,
             cuMemAlloc: sym(lib, "cuMemAlloc_v2")?,
             cuMemsetD8Async: sym(lib, "cuMemsetD8Async")?,
+            cuThreadExchangeStreamCaptureMode: sym(lib, "cuThreadExchangeStreamCaptureMode")?,
+            cuStreamCreate: sym(lib, "cuStreamCreate")?,
+            cuStreamSynchronize: sym(lib, "cuStreamSynchronize")?,
             cuTensorMapEncodeTiled: sym(lib, "cuTensorMapEncodeTiled").ok(),
             cuLaunchKernelEx: sym(lib, "cuLaunchKernelEx").ok(),
         };

@@ -14,7 +14,11 @@ Arms:
 * ``empty_mate_schema``: the same empty kernel behind mate's own ``.out`` schema and arguments, so
   the dispatcher's (and Python's) handling of the ten arguments is in the floor too;
 * ``linear``: ``torch.nn.functional.linear`` fp16 on the same shape;
-* ``custom_op``: a Python ``torch.library.custom_op`` wrapping the mate op (what the seed shipped).
+* ``custom_op``: a Python ``torch.library.custom_op`` wrapping the mate op (what the seed shipped);
+* ``module``: ``W4A16Linear.forward`` (the functional op behind an ``nn.Module`` call);
+* ``split_ws`` / ``split_own``: the functional op on a split-K shape (Qwen2-1.5B down, 8960 x 1536,
+  M = 1: a few us of GPU time, still below the CPU's) with a preallocated workspace, and with none
+  (the op's own per-stream buffer, src/device/workspace.rs): their difference is that lookup.
 
 * ``raw``: the raw path (``mate_gemm_raw``, src/raw.rs, through ctypes: torch_ops/mate/raw.py), no
   dispatcher; its device time is reported separately (``raw_device``: a graph of raw launches).
@@ -88,11 +92,22 @@ def main(argv=None):
         torch.ops.mate.w4a16_gemm.out(x, qweight, frame_meta, scales, None, None, None, group_size, workspace=ws,
                                       out=out)
 
+    Ks, Ns = (8960, 1536) if cuda else (K, N)  # the split-K arms' shape (a CPU smoke run: the tiny one)
+    big = mate.W4A16Linear.from_linear(torch.nn.Linear(Ks, Ns, bias=False), group_size=G, sym=True,
+                                       dtype=torch.float16).to(dev)
+    xs = torch.randn(M, Ks, generator=gen).half().to(dev)
+    need_s = torch.ops.mate.w4a16_workspace_size(xs, big.meta)
+    if cuda and need_s == 0:
+        raise SystemExit(f"host_cost: {Ks} x {Ns} at M = {M} no longer splits K; pick a split shape for the split arms")
+    ws_s = torch.zeros(need_s, dtype=torch.uint8, device=dev) if need_s else None
     arms = {
         "mate_out": lambda: op_out(x, qw, meta, s, None, None, None, G, workspace=ws, out=out),
         "mate": lambda: op(x, qw, meta, s, None, None, None, G, workspace=ws),
         "linear": lambda: torch.nn.functional.linear(x, w16),
         "custom_op": lambda: py_wrapper(x, qw, meta, s, G, out),
+        "module": lambda: fr(x),
+        "split_ws": lambda: op(xs, big.qweight, big.meta, big.scales, None, None, None, G, workspace=ws_s),
+        "split_own": lambda: op(xs, big.qweight, big.meta, big.scales, None, None, None, G),
     }
     from mate.raw import RawCall
 
@@ -163,6 +178,8 @@ def main(argv=None):
         d = result["mate_out"]["median_us"] - result["empty_mate_schema"]["median_us"]
         result["check_same_schema"] = {"rule": "mate_out - empty_mate_schema <= 1.5 us (same argument list)",
                                        "value_us": d, "ok": d <= 1.5}
+    if result.get("split_ws") and result.get("split_own"):
+        result["own_workspace_us"] = result["split_own"]["median_us"] - result["split_ws"]["median_us"]
     check = {"rule": "mate_out - empty <= 1.5 us"}
     if result.get("empty") and result.get("mate_out"):
         d = result["mate_out"]["median_us"] - result["empty"]["median_us"]
@@ -182,6 +199,7 @@ def main(argv=None):
         commit=commit,
         date=time.strftime("%Y-%m-%d"),
         shape=dict(M=M, K=K, N=N, group_size=G, sym=True, dtype="float16"), workspace_bytes=need,
+        split_shape=dict(M=M, K=Ks, N=Ns, workspace_bytes=need_s),
         method=(f"eager CPU issue time per call: bursts of {args.calls} back-to-back calls timed with "
                 f"time.perf_counter_ns, torch.cuda.synchronize between bursts (never inside), arms interleaved "
                 f"with alternating order, {args.warmup} warm-up bursts per arm, median/p10/p90 over "
@@ -200,6 +218,8 @@ def main(argv=None):
     print("check:", json.dumps(check))
     if result.get("raw_device"):
         print(f"raw device time per call (graph): {result['raw_device']['median_us']:.2f} us")
+    if "own_workspace_us" in result:
+        print(f"the op's own workspace (split_own - split_ws): {result['own_workspace_us']:+.2f} us")
     if "check_same_schema" in result:
         print("check (same schema):", json.dumps(result["check_same_schema"]))
     return report

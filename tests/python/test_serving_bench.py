@@ -57,7 +57,7 @@ def test_e2e_tiny_cpu(tmp_path):
 def test_host_cost_cpu(tmp_path):
     d = _run(["bench/host_cost.py", "--device", "cpu", "--bursts", "6", "--calls", "3", "--warmup", "1"], tmp_path)
     arms = d["arms"]
-    for a in ("mate_out", "mate", "linear", "custom_op", "raw"):
+    for a in ("mate_out", "mate", "linear", "custom_op", "module", "split_ws", "split_own", "raw"):
         assert 0 < arms[a]["p10_us"] <= arms[a]["median_us"] <= arms[a]["p90_us"], (a, arms[a])
     assert "mate_gemm_raw" in d["raw_note"]
     c = d["check"]
@@ -67,7 +67,8 @@ def test_host_cost_cpu(tmp_path):
         assert c["ok"] == (c["value_us"] <= 1.5)
     else:
         assert c["ok"] is None and "build.sh" in d["missing"]["empty"]
-    for key in ("torch", "commit", "method", "shape"):
+    assert d["arms"]["own_workspace_us"] == arms["split_own"]["median_us"] - arms["split_ws"]["median_us"]
+    for key in ("torch", "commit", "method", "shape", "split_shape"):
         assert d[key]
 
 

@@ -93,14 +93,19 @@ class W4A16Linear(nn.Module):
         """``(qweight, frame_meta, scales, zeros, perm)`` in the op's order."""
         return (self.qweight, self.meta, self.scales, self.zeros, self.perm)
 
+    # The calls read the frame tensors from ``_buffers`` itself: through nn.Module.__getattr__ the
+    # five lookups cost ~3 us of an eager call's host time, against ~0.15 us (bench/host_cost.py
+    # ``module`` arm; bench/NOTES.md session 35).
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b = self._buffers
         return torch.ops.mate.w4a16_gemm(
-            x, self.qweight, self.meta, self.scales, self.zeros, self.perm, self.bias, self.group_size
+            x, b["qweight"], self.meta, b["scales"], b["zeros"], b["perm"], b["bias"], self.group_size
         )
 
     def _out(self, x: torch.Tensor, out: torch.Tensor, workspace: torch.Tensor | None) -> None:
+        b = self._buffers
         torch.ops.mate.w4a16_gemm.out(
-            x, self.qweight, self.meta, self.scales, self.zeros, self.perm, self.bias, self.group_size,
+            x, b["qweight"], self.meta, b["scales"], b["zeros"], b["perm"], b["bias"], self.group_size,
             workspace=workspace, out=out,
         )
 

@@ -112,8 +112,10 @@ if {mode!r} == "capture":
         assert torch.equal(out, large[2]), "replay differs"
     with torch.cuda.stream(s):  # an eager call afterwards reuses the buffer
         before = allocs()
-        assert torch.equal(op(*large[:2]), large[2])
-        assert allocs() - before == 1
+        y = op(*large[:2])
+        made = allocs() - before
+        assert made == 1, ("torch allocations of the eager call after the capture", made)
+        assert torch.equal(y, large[2]), "the eager call differs"
 else:
     # another thread's stream outgrows its buffer while this thread captures in global mode
     sa, sb = torch.cuda.Stream(), torch.cuda.Stream()

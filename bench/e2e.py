@@ -12,7 +12,10 @@ reset to the prompt length before every replay, outside the events). Arms:
 * ``nongemm``: the swapped model with every W4A16Linear replaced by a module returning a
   preallocated zero tensor of the right shape: the step's non-GEMM time;
 * ``reads`` (once, not per batch): a graph of pure streaming reads (bench/read_arm.py), one
-  per W4A16Linear, of as many bytes as its frame tensors (qweight, scales, zeros, perm).
+  per W4A16Linear, of as many bytes as its frame tensors (qweight, scales, zeros, perm);
+* ``inreads``: the model with every W4A16Linear replaced by a pure read of as many bytes (a
+  buffer of its own) followed by the zero stand-in: the GEMMs' floor in situ, between the
+  step's other kernels (``gemm_over_inreads`` = (w4a16 - nongemm) / (inreads - nongemm)).
 
 Check at batch 1: ``w4a16_step <= nongemm + 1.15 * reads``. Numerics (batch 1): teacher-forced
 over --steps decode steps after the prompt, the W4A16 model's logits against the same model with
@@ -98,13 +101,53 @@ class ZeroLinear:
         return Zero()
 
 
-def replace_w4a16(model, make):
+class ReadThenZero:
+    """Factory of stand-ins for W4A16Linear that stream as many bytes as the layer's frame tensors
+    (a buffer of their own, bench/read_arm.py on CUDA) and then return the ZeroLinear view."""
+
+    def __init__(self, zero, device):
+        self.zero, self.device, self.bufs = zero, device, []
+
+    def __call__(self, layer):
+        import torch
+        from torch import nn
+
+        n = frame_bytes(layer)
+        buf = torch.full((-(-n // 4),), 7, dtype=torch.int32, device=self.device)
+        self.bufs.append(buf)
+        zero = self.zero(layer.out_features)
+        if buf.is_cuda:
+            from bench.read_arm import read, sink_for
+
+            sink = sink_for(buf.numel(), self.device)
+            stream = lambda: read(buf, sink)  # noqa: E731
+        else:
+            stream = buf.max
+
+        class Read(nn.Module):
+            def forward(self, x):
+                stream()
+                return zero(x)
+
+        return Read()
+
+
+def frame_bytes(layer):
+    return sum(t.numel() * t.element_size() for t in (layer.qweight, layer.scales, layer.zeros, layer.perm)
+               if t is not None)
+
+
+def w4a16_sites(model):
+    """(parent, name, layer) of every W4A16Linear, so stand-ins can replace them and be swapped again."""
     from mate.linear import W4A16Linear
 
-    for _, parent in list(model.named_modules()):
-        for cname, child in list(parent.named_children()):
-            if isinstance(child, W4A16Linear):
-                setattr(parent, cname, make(child.out_features))
+    return [(parent, cname, child) for _, parent in list(model.named_modules())
+            for cname, child in list(parent.named_children()) if isinstance(child, W4A16Linear)]
+
+
+def replace_w4a16(sites, make):
+    for parent, cname, layer in sites:
+        setattr(parent, cname, make(layer))
 
 
 class Decoder:
@@ -344,8 +387,7 @@ def main(argv=None):
 
     # pure reads of the frame bytes, one read per W4A16Linear, in one graph
     layers = [m for _, m in iter_w4a16(model_q)]
-    nbytes = [sum(t.numel() * t.element_size() for t in (m.qweight, m.scales, m.zeros, m.perm) if t is not None)
-              for m in layers]
+    nbytes = [frame_bytes(m) for m in layers]
     reads = {"bytes": sum(nbytes), "launches": len(nbytes)}
     bufs = [torch.full((-(-n // 4),), 7, dtype=torch.int32, device=device) for n in nbytes]
     if cuda:
@@ -361,7 +403,14 @@ def main(argv=None):
     del bufs
     print(f"reads        {reads['median_us']:10.1f} us ({reads['bytes'] / 1e9:.3f} GB)", flush=True)
 
-    replace_w4a16(model_q, ZeroLinear(max(args.batches), dtype, device))
+    sites = w4a16_sites(model_q)
+    zero = ZeroLinear(max(args.batches), dtype, device)
+    readers = ReadThenZero(zero, device)
+    replace_w4a16(sites, readers)
+    for b in args.batches:
+        run_arm("inreads", b, model_q, b, args, device, dtype, cuda, prefill=False)
+    replace_w4a16(sites, lambda layer: zero(layer.out_features))
+    readers.bufs.clear()
     for b in args.batches:
         run_arm("nongemm", b, model_q, b, args, device, dtype, cuda, prefill=False)
 
@@ -371,6 +420,12 @@ def main(argv=None):
         r["tok_s"] = {k: b / (r[k]["median_us"] * 1e-6) for k in ("fp16", "w4a16")}
         r["w4a16_over_fp16"] = r["w4a16"]["median_us"] / r["fp16"]["median_us"]
         r["w4a16_over_nongemm_plus_reads"] = r["w4a16"]["median_us"] / (r["nongemm"]["median_us"] + reads["median_us"])
+        if "inreads" in r:
+            floor = r["inreads"]["median_us"] - r["nongemm"]["median_us"]
+            r["gemm_over_inreads"] = (r["w4a16"]["median_us"] - r["nongemm"]["median_us"]) / floor if floor > 0 else None
+        if r.get("gemm_over_inreads"):
+            print(f"B={b:3d}: GEMMs in situ {r['gemm_over_inreads']:.3f}x their in-situ reads "
+                  f"(w4a16 - nongemm over inreads - nongemm)", flush=True)
     b1 = rows.get(1)
     check = {"rule": "w4a16_step <= nongemm + 1.15 * reads (batch 1)"}
     if b1 and "w4a16" in b1 and "nongemm" in b1:

@@ -6,7 +6,12 @@ Arms, each one graph of the same structure: `mate` (w4a16_gemm.out on each layer
 (a pure streaming read of each layer's frame bytes — the very qweight + scales buffer mate reads,
 one launch per projection), `fp16` / `bf16` (F.linear on dense [N, K] weights per layer), and with
 --op-arm `mate_op` (the functional w4a16_gemm without a workspace: what torch.compile'd callers and
-mate.adapter / mate.marlin_compat run, on the op's own workspace, src/device/workspace.rs). Only
+mate.adapter / mate.marlin_compat run, on the op's own workspace, src/device/workspace.rs). With
+--between every arm runs a small torch kernel (an elementwise op on a scratch buffer, standing in
+for a model's norms and activations) before each projection, and the arm `between` runs those
+alone: in a model a GEMM follows a kernel that does not trigger a programmatic launch, so
+`mate_net/read_net` = (mate - between) / (read - between) is the in-situ ratio (bench/NOTES.md
+session 35); --projs times a subset of the projections (one layer kind at a time). Otherwise only
 the GEMMs are in the graph: activations are reused buffers of the right shapes and a projection's
 output does not feed the next one (no attention, norms or activation functions), so the step is
 the weight-streaming part of a decode step. Graphs are captured once, then replayed in rounds
@@ -46,6 +51,7 @@ DRY_MODEL = (2, {"qkv": (128, 192), "o": (128, 128), "gate_up": (128, 256), "dow
 GROUP = 128
 ARMS = ("read", "mate", "fp16", "bf16")
 OP_ARM = "mate_op"  # --op-arm
+BETWEEN_ARM = "between"  # --between
 
 
 class Model:
@@ -86,14 +92,17 @@ class Model:
     def nbytes(self, arm):
         import torch
 
+        if arm == BETWEEN_ARM:
+            return 0
         if arm in ("mate", "read", OP_ARM):
             return sum(b.numel() * 4 for bl in self.bufs for b in bl.values())
         dt = torch.float16 if arm == "fp16" else torch.bfloat16
         return sum(w.numel() * 2 for wl in self.dense[dt] for w in wl.values())
 
-    def steps(self, M):
+    def steps(self, M, projs=PROJS, between=False):
         """arm -> a zero-arg function running the whole step (what the graph captures), and the
-        per-M buffers it uses (made here, before capture)."""
+        per-M buffers it uses (made here, before capture). `projs`: the projections in the step;
+        `between`: a small torch kernel before each of them (and the arm of those alone)."""
         import torch
         import torch.nn.functional as F
 
@@ -108,28 +117,37 @@ class Model:
             need = torch.ops.mate.w4a16_workspace_size(xs[K], self.frames[0][p][1])
             ws[p] = torch.zeros(need, dtype=torch.uint8, device=dev) if need else None
         sink = read_arm.sink_for(max(b.numel() for b in self.bufs[0].values()), dev)
-        order = [(layer, p, self.shapes[p][0]) for layer in range(self.layers) for p in PROJS]
+        order = [(layer, p, self.shapes[p][0]) for layer in range(self.layers) for p in projs]
+        scratch = torch.ones(M, 4096, dtype=torch.float16, device=dev)
+        gap = (lambda: scratch.mul_(1.0)) if between else (lambda: None)
+
+        def gaps():
+            for _ in order:
+                gap()
 
         def mate():
             for layer, p, K in order:
+                gap()
                 qw, meta, s = self.frames[layer][p]
                 torch.ops.mate.w4a16_gemm.out(xs[K], qw, meta, s, None, None, None, self.group, workspace=ws[p], out=outs[p])
 
         def read():
             for layer, p, _ in order:
+                gap()
                 read_arm.read(self.bufs[layer][p], sink)
 
         def dense(dt, x):
-            return lambda: [F.linear(x[K], self.dense[dt][layer][p]) for layer, p, K in order]
+            return lambda: [(gap(), F.linear(x[K], self.dense[dt][layer][p])) for layer, p, K in order]
 
         def mate_op():
             for layer, p, K in order:
+                gap()
                 qw, meta, s = self.frames[layer][p]
                 torch.ops.mate.w4a16_gemm(xs[K], qw, meta, s, None, None, None, self.group)  # its own output
 
         fns = {"mate": mate, "read": read, "fp16": dense(torch.float16, xs), "bf16": dense(torch.bfloat16, xb),
-               OP_ARM: mate_op}
-        ctx = dict(xs=xs, xb=xb, outs=outs, ws=ws, sink=sink)
+               OP_ARM: mate_op, BETWEEN_ARM: gaps}
+        ctx = dict(xs=xs, xb=xb, outs=outs, ws=ws, sink=sink, projs=projs)
         return fns, ctx
 
     def check(self, M, fns, ctx):
@@ -165,7 +183,7 @@ class Model:
                 errs.append(graded(f"{arm}.{p}", F.linear(x[K], w), x[K].double() @ w.double().t(), dt))
             res[arm] = dict(ok=all(e["ok"] for e in errs), layers_checked=errs)
         fns["read"]()
-        last = self.bufs[-1][PROJS[-1]]
+        last = self.bufs[-1][ctx["projs"][-1]]
         n = triton_cdiv(last.numel(), read_arm.BLOCK)
         res["read"] = dict(ok=bool(torch.equal(ctx["sink"][:n], read_arm.expected_sink(last))),
                            what="sink == xor of every 16 KB block of the step's last buffer")
@@ -210,6 +228,8 @@ def verdict(model, steps):
         out["bf16/mate"] = t["bf16"] / t["mate"]
     if "mate" in t and OP_ARM in t:
         out["mate_op/mate"] = t[OP_ARM] / t["mate"]
+    if "mate" in t and "read" in t and BETWEEN_ARM in t and t["read"] > t[BETWEEN_ARM]:
+        out["mate_net/read_net"] = (t["mate"] - t[BETWEEN_ARM]) / (t["read"] - t[BETWEEN_ARM])
     tg = TARGETS.get(model)
     if tg:
         out["target"] = dict(tg)
@@ -229,6 +249,10 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--op-arm", action="store_true",
                     help=f"also time `{OP_ARM}`: the functional op without a workspace (the torch.compile / adapter path)")
+    ap.add_argument("--between", action="store_true",
+                    help=f"a small torch kernel before every projection in every arm, and the arm `{BETWEEN_ARM}` of those "
+                         "alone: GEMMs as a model runs them (behind kernels that do not trigger a programmatic launch)")
+    ap.add_argument("--projs", default=",".join(PROJS), help="the projections in the step (default all four)")
     ap.add_argument("--unchecked", action="store_true",
                     help="lab builds that compute wrong results on purpose (MATE_KERNEL_FLAGS switches): time the mate "
                          "arm whatever its float64 check says (the check is still recorded); never for a claim")
@@ -243,12 +267,15 @@ def main(argv=None):
     import mate  # noqa: F401
 
     Ms = [int(m) for m in args.m.split(",")]
+    projs = tuple(args.projs.split(","))
+    if not projs or any(p not in PROJS for p in projs):
+        ap.error(f"--projs: {args.projs!r}: a comma list of {', '.join(PROJS)}")
     for name in args.models.split(","):
         if name not in MODELS:
             ap.error(f"--models: unknown model {name!r}; models are {', '.join(MODELS)}")
     if args.dry_run:
-        return dry_run(torch, Ms)
-    arms = ARMS + ((OP_ARM,) if args.op_arm else ())
+        return dry_run(torch, Ms, projs, args.between)
+    arms = ARMS + ((OP_ARM,) if args.op_arm else ()) + ((BETWEEN_ARM,) if args.between else ())
     torch.manual_seed(0)
     rows, failures = [], []
     for name in args.models.split(","):
@@ -259,7 +286,7 @@ def main(argv=None):
         print(f"{name}: {layers} layers x {len(shapes)} projections built in {time.time() - t0:.1f} s; "
               + ", ".join(f"{a} {model.nbytes(a) / 1e9:.2f} GB" for a in arms), flush=True)
         for M in Ms:
-            fns, ctx = model.steps(M)
+            fns, ctx = model.steps(M, projs, args.between)
             checks = model.check(M, fns, ctx)
             checks = {a: c for a, c in checks.items() if a in arms}
             bad = [a for a, c in checks.items() if not c["ok"] and not (args.unchecked and a == "mate")]
@@ -273,7 +300,8 @@ def main(argv=None):
             del graphs
             for a in bad:
                 steps[a] = {"error": "failed its float64 check"}
-            row = dict(model=name, layers=layers, M=M, gemms_per_step=layers * len(shapes), steps=steps,
+            row = dict(model=name, layers=layers, M=M, projs=list(projs), between=args.between,
+                       gemms_per_step=layers * len(projs), steps=steps,
                        checks=checks, bytes_per_step={a: model.nbytes(a) for a in arms}, **verdict(name, steps))
             rows.append(row)
             print(line(row), flush=True)
@@ -304,7 +332,7 @@ def line(row):
     for a in row["steps"]:
         st = row["steps"].get(a, {})
         s += f"  {a} {st['median_us']:9.1f} [{st['min_us']:.1f}-{st['max_us']:.1f}]" if "median_us" in st else f"  {a} ERR"
-    for k in ("mate/read", "fp16/mate", "bf16/mate", "mate_op/mate"):
+    for k in ("mate/read", "fp16/mate", "bf16/mate", "mate_op/mate", "mate_net/read_net"):
         if k in row:
             s += f"  {k} {row[k]:.2f}"
     tg = row.get("target", {})
@@ -318,7 +346,7 @@ def line(row):
     return s
 
 
-def dry_run(torch, Ms):
+def dry_run(torch, Ms, projs=PROJS, between=False):
     """The tiny model on the CPU: each arm's step run once eagerly (the function a graph would
     capture) and every check; no timing (CPU graphs do not exist)."""
     torch.manual_seed(0)
@@ -326,8 +354,8 @@ def dry_run(torch, Ms):
     model = Model(layers, shapes, "cpu")
     bad = 0
     for M in Ms:
-        fns, ctx = model.steps(M)
-        for a in ("fp16", "bf16"):  # check() runs the whole mate and read steps itself
+        fns, ctx = model.steps(M, projs, between)
+        for a in ("fp16", "bf16", BETWEEN_ARM):  # check() runs the whole mate and read steps itself
             fns[a]()
         checks = model.check(M, fns, ctx)
         for a, c in checks.items():

@@ -198,3 +198,6 @@ def test_decode_step_verdict():
     assert decode_step.verdict("qwen1.5b", steps)["target"]["mate/read_met"]
     assert decode_step.verdict("qwen1.5b", steps)["target"]["fp16/mate_met"]  # 400 / 140 = 2.86 >= 2
     assert not decode_step.verdict("llama8b", steps)["target"]["fp16/mate_met"]  # < 3
+    assert "mate_net/read_net" not in decode_step.verdict("llama8b", steps)
+    steps["between"] = {"median_us": 60.0}  # --between: the ratio net of the kernels between
+    assert decode_step.verdict("llama8b", steps)["mate_net/read_net"] == pytest.approx((140 - 60) / (100 - 60))

@@ -292,6 +292,14 @@ def test_decode_step_dry_run_checks_every_arm():
     assert _verdicts(r.stdout) == {(m, a): "ok" for m in (1, 16) for a in ("read", "mate", "mate_op", "fp16", "bf16")}, r.stdout
 
 
+def test_decode_step_dry_run_between_and_a_subset():
+    r = _dry("decode_step.py", "--between", "--projs", "o,down", "--m", "3")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert _verdicts(r.stdout) == {(3, a): "ok" for a in ("read", "mate", "mate_op", "fp16", "bf16")}, r.stdout
+    bad = _dry("decode_step.py", "--projs", "o,up")
+    assert bad.returncode != 0 and "--projs" in bad.stderr and "gate_up" in bad.stderr
+
+
 def test_bench_provenance_names_the_library_that_ran(tmp_path, monkeypatch):
     """bench JSONs record the library that ran beside the checkout's commit (the GPU machine's
     copied git HEAD was stale in session 17): path, size, and the lab `commit` note beside it."""

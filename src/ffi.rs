@@ -50,8 +50,8 @@ pub mod bridge {
         /// Validates everything but `out` and returns N, the output's last dim.
         fn gemm_out_cols(call: &GemmCall, frame_meta: &[i64]) -> Result<i64>;
         /// Validates every argument and computes `out` (CPU or CUDA by the tensors' device). A
-        /// split-K call without a workspace uses the op's own (src/device/workspace.rs); returns 0,
-        /// or while the stream captures a graph the bytes of zeroed workspace needed (nothing ran).
+        /// split-K call without a workspace uses the op's own (src/device/workspace.rs), so it
+        /// returns 0 (the raw entry, src/raw.rs, is the caller that gets a workspace need back).
         fn gemm_run(call: &GemmCall, frame_meta: &[i64]) -> Result<i64>;
         /// N from the frame metadata alone (Meta kernels: no data, possibly symbolic shapes).
         fn meta_out_cols(frame_meta: &[i64]) -> Result<i64>;

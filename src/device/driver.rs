@@ -12,6 +12,16 @@ pub type CuContext = *mut c_void;
 pub type CuModule = *mut c_void;
 pub type CuFunction = *mut c_void;
 pub type CuStream = *mut c_void;
+pub type CuGraphNode = *mut c_void;
+/// `CUresult cuStreamGetCaptureInfo_v3(CUstream, CUstreamCaptureStatus*, cuuint64_t* id, CUgraph*,
+/// const CUgraphNode** deps, const CUgraphEdgeData** edges, size_t* ndeps)`.
+pub type CuStreamGetCaptureInfo =
+    unsafe extern "C" fn(CuStream, *mut c_int, *mut u64, *mut *mut c_void, *mut *const CuGraphNode, *mut *const c_void, *mut usize) -> CuResult;
+/// `cuGraphNodeGetType(CUgraphNode, CUgraphNodeType*)` and `cuGraphKernelNodeGetParams_v2(CUgraphNode,
+/// CUDA_KERNEL_NODE_PARAMS_v2*)` (its first field: the CUfunction).
+pub type CuGraphNodeGetType = unsafe extern "C" fn(CuGraphNode, *mut c_int) -> CuResult;
+pub type CuGraphKernelNodeGetParams = unsafe extern "C" fn(CuGraphNode, *mut [u64; 16]) -> CuResult;
+pub const CU_GRAPH_NODE_TYPE_KERNEL: c_int = 0;
 
 pub const CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: c_int = 16;
 pub const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: c_int = 75;
@@ -65,6 +75,11 @@ pub struct Driver {
     /// Launches with attributes (programmatic dependent launch, src/device/mod.rs). Optional: a
     /// driver older than CUDA 12 launches every kernel with cuLaunchKernel.
     pub cuLaunchKernelEx: Option<CuLaunchKernelEx>,
+    /// A capture's dependencies (src/device/mod.rs behind_triggers). Optional: without them
+    /// every programmatic variant launches programmatically, as before.
+    pub cuStreamGetCaptureInfo: Option<CuStreamGetCaptureInfo>,
+    pub cuGraphNodeGetType: Option<CuGraphNodeGetType>,
+    pub cuGraphKernelNodeGetParams: Option<CuGraphKernelNodeGetParams>,
 }
 
 /// `CUlaunchAttribute`: a `CUlaunchAttributeID` (C int), padding to 8 bytes, and the 64-byte
@@ -162,6 +177,9 @@ fn load() -> std::result::Result<Driver, String> {
             cuStreamSynchronize: sym(lib, "cuStreamSynchronize")?,
             cuTensorMapEncodeTiled: sym(lib, "cuTensorMapEncodeTiled").ok(),
             cuLaunchKernelEx: sym(lib, "cuLaunchKernelEx").ok(),
+            cuStreamGetCaptureInfo: sym(lib, "cuStreamGetCaptureInfo_v3").ok(),
+            cuGraphNodeGetType: sym(lib, "cuGraphNodeGetType").ok(),
+            cuGraphKernelNodeGetParams: sym(lib, "cuGraphKernelNodeGetParams_v2").ok(),
         };
         let rc = (d.cuInit)(0);
         if rc != 0 {

@@ -83,7 +83,7 @@ pub fn launch(p: &Problem, plan: &Plan, call: &GemmCall) -> Result<()> {
     if let Some(a) = x_arg.as_mut() {
         args[1] = a as *mut tma::WgXArg as *mut c_void;
     }
-    let pdl = v.programmatic_launch() && dev.capability.0 >= 9 && d.cuLaunchKernelEx.is_some() && pdl_enabled()?;
+    let pdl = v.programmatic_launch() && dev.capability.0 >= 9 && d.cuLaunchKernelEx.is_some() && pdl_enabled()? && behind_triggers(d, dev, call.stream)?;
     if plan.cluster > 1 && d.cuLaunchKernelEx.is_none() {
         return Err(Error::Internal(format!(
             "{} is planned in clusters of {} CTAs, which need cuLaunchKernelEx (CUDA 12 driver or newer); this driver has none",
@@ -171,7 +171,7 @@ fn gather_x(d: &driver::Driver, dev: &registry::DeviceState, p: &Problem, params
     // The element-parallel gather launches programmatically where crate::plan::gather_programmatic
     // says (kernels/gather.cuh: perm before its griddepcontrol.wait, x and the stores after); the
     // rows kernel keeps a plain launch (session 10: slower so).
-    let pdl = !rows_ok && crate::plan::gather_programmatic(p) && dev.capability.0 >= 9 && d.cuLaunchKernelEx.is_some() && pdl_enabled()?;
+    let pdl = !rows_ok && crate::plan::gather_programmatic(p) && dev.capability.0 >= 9 && d.cuLaunchKernelEx.is_some() && pdl_enabled()? && behind_triggers(d, dev, stream as usize)?;
     let rc = unsafe {
         if pdl {
             launch_ex(d, func, [blocks, 1, 1], [THREADS, 1, 1], smem, stream, args.as_mut_ptr(), true, 1)
@@ -223,6 +223,38 @@ unsafe fn launch_ex(
     };
     let launch_ex = d.cuLaunchKernelEx.expect("checked by the caller");
     launch_ex(&config, f, args, std::ptr::null_mut())
+}
+
+/// Whether a programmatic launch on `stream` can overlap its predecessor. Behind a kernel that
+/// does not trigger (torch's, between a model's GEMMs) a programmatic launch measured ~0.4 us a
+/// call slower than a plain one (bench/NOTES.md session 35), so while the stream captures a graph,
+/// only where every node the launch will depend on is one of mate's triggering kernels. Eager
+/// launches cannot see their predecessor and stay programmatic.
+fn behind_triggers(d: &driver::Driver, dev: &registry::DeviceState, stream: usize) -> Result<bool> {
+    let (Some(info), Some(node_type), Some(params)) = (d.cuStreamGetCaptureInfo, d.cuGraphNodeGetType, d.cuGraphKernelNodeGetParams) else {
+        return Ok(true);
+    };
+    let (mut status, mut id, mut graph, mut deps, mut edges, mut n) = (0, 0u64, std::ptr::null_mut(), std::ptr::null(), std::ptr::null(), 0usize);
+    driver::check(d, unsafe { info(stream as driver::CuStream, &mut status, &mut id, &mut graph, &mut deps, &mut edges, &mut n) }, "cuStreamGetCaptureInfo")?;
+    if status != 1 {
+        return Ok(true); // CU_STREAM_CAPTURE_STATUS_ACTIVE = 1; not capturing
+    }
+    if n == 0 || deps.is_null() {
+        return Ok(false);
+    }
+    for &node in unsafe { std::slice::from_raw_parts(deps, n) } {
+        let mut t = -1;
+        driver::check(d, unsafe { node_type(node, &mut t) }, "cuGraphNodeGetType")?;
+        if t != driver::CU_GRAPH_NODE_TYPE_KERNEL {
+            return Ok(false);
+        }
+        let mut kp = [0u64; 16];
+        driver::check(d, unsafe { params(node, &mut kp) }, "cuGraphKernelNodeGetParams")?;
+        if !dev.triggers(kp[0] as driver::CuFunction) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// Benchmark switch of programmatic dependent launch: `MATE_PDL=0` launches every kernel after

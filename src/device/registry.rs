@@ -41,6 +41,12 @@ impl DeviceState {
         self.functions[variant]
     }
 
+    /// Whether `f` is one of this device's kernels that trigger their dependents' programmatic
+    /// launch (kernels/pdl.cuh pdl_trigger: the programmatic families and the gathers).
+    pub fn triggers(&self, f: CuFunction) -> bool {
+        f == self.gather_x || f == self.gather_x_rows || self.functions.iter().zip(VARIANTS).any(|(&g, v)| g == f && v.programmatic_launch())
+    }
+
     /// Makes this device's primary context current on the calling thread (torch's own context).
     pub fn make_current(&self, d: &Driver) -> Result<()> {
         let mut cur: CuContext = std::ptr::null_mut();

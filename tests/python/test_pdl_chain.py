@@ -111,3 +111,43 @@ def test_which_plans_overlap(M, K, N, act, family, pdl):
     assert family in r["kernel"] and r["pdl"] == pdl, r
     if act:  # the routed plan reads the gathered copy by TMA; the forced dec gathers in its loop
         assert r["x"] == ("-" if forced else "gathered+tma" if "_bwg_" in family else "gathered"), r
+
+
+@pytest.mark.gpu
+def test_capture_overlaps_only_behind_mates_triggering_kernels():
+    """While a graph is captured, a programmatic launch behind a kernel that never triggers (torch's)
+    was slower than a plain one (bench/NOTES.md session 35), so there the launch is plain
+    (src/device/mod.rs behind_triggers); behind mate's own kernels it still overlaps, and eagerly
+    (where the predecessor is invisible) every programmatic plan overlaps."""
+    layers = build(1, [(4096, 6144), (6144, 4096), (4096, 4096)], torch.float16)
+    x = torch.randn(1, 4096, device="cuda").half()
+    h = torch.empty_like(x)  # torch's product, the first GEMM's input
+    outs = [torch.empty((1, N), device="cuda", dtype=torch.float16) for N in (6144, 4096, 4096)]
+    h2 = torch.empty_like(outs[1])  # torch's copy of the second GEMM's output, the third's input
+
+    def step():
+        torch.mul(x, 2.0, out=h)
+        chain(layers[:2], h, outs[:2])  # behind torch's kernel, then behind mate's
+        h2.copy_(outs[1])
+        run_out(h2, layers[2][1], out=outs[2])  # behind torch's copy
+
+    step()
+    torch.cuda.synchronize()
+    assert [r["pdl"] for r in records(step)] == ["1", "1", "1"]  # eager: all overlap
+    g = torch.cuda.CUDAGraph()
+    torch.ops.mate._launch_log(True)
+    try:
+        with torch.cuda.graph(g):
+            step()
+    finally:
+        log = [dict(kv.split("=", 1) for kv in r.split()) for r in torch.ops.mate._launch_log(False)]
+    assert [r["pdl"] for r in log] == ["0", "1", "0"], log
+    for _ in range(2):  # fresh input and poisoned outputs before every replay
+        x.copy_(torch.randn_like(x))
+        for o in outs:
+            o.fill_(float("nan"))
+        g.replay()
+        torch.cuda.synchronize()
+        check(layers[:2], outs[:2], h, torch.float16)
+        total, col = errors(outs[2], reference(layers[2][0], h2, None))
+        assert total <= BOUND[torch.float16] and col <= 5 * BOUND[torch.float16], (total, col)

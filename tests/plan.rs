@@ -4,7 +4,7 @@
 use mate::call::{Device, Problem};
 use mate::frame::{FrameMeta, GROUP_SIZES};
 use mate::plan::{
-    bulk_split, bulk_tile_features, bulk_whole_tile, bulk_whole_tile_tokens, bwg_ring_first, bwg_sliced, bwg_split, bwg_tile_tokens, gather_programmatic, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, BULK_CTAS_PER_SM, prefer_cta_tiles, prefer_wgmma, Caps, Family, BWG_SLICED_ABOVE_BYTES, ACT_IN_LOOP_BELOW_WEIGHTS, ACT_IN_LOOP_MAX_M, DEC_MAX_M, VARIANTS,
+    bulk_split, bulk_tile_features, bulk_whole_tile, dect_tile_rank, bulk_whole_tile_tokens, bwg_ring_first, bwg_sliced, bwg_split, bwg_tile_tokens, gather_programmatic, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, BULK_CTAS_PER_SM, prefer_cta_tiles, prefer_wgmma, Caps, Family, BWG_SLICED_ABOVE_BYTES, ACT_IN_LOOP_BELOW_WEIGHTS, ACT_IN_LOOP_MAX_M, DEC_MAX_M, VARIANTS,
 };
 use mate::plan::variants::{bulk_chunks_per_stage, bwg_chunks_per_stage};
 use mate::device::params::WORKSPACE_TICKET_BYTES;
@@ -307,6 +307,29 @@ fn decode_family_routing_is_pinned() {
         let v = &VARIANTS[plan(&problem(m, 4096, 4096, 128, false, DType::F16), &caps).unwrap().variant];
         assert_eq!((v.family, v.tn), (Family::Dect, tn), "M={m}");
     }
+}
+
+#[test]
+fn dect_feature_tile_on_small_layers_is_pinned() {
+    // Qwen2-1.5B qkv / o on Hopper (dect at M = 1-16): no tile gives 132 SMs a CTA, so the
+    // narrowest (128 / 96 CTAs), which measured 2-17 % faster than 32 features
+    // (bench/NOTES.md session 36); Llama-8B o at M = 16 keeps 32 features (one CTA an SM).
+    let caps = Caps::uniform(132, 1);
+    for (k, n) in [(1536, 2048), (1536, 1536)] {
+        for m in [1, 2, 4, 8, 9, 16] {
+            let v = &VARIANTS[plan(&problem(m, k, n, 128, false, DType::F16), &caps).unwrap().variant];
+            assert_eq!((v.family, v.tn), (Family::Dect, 16), "M={m} K={k} N={n}");
+        }
+    }
+    let sm80 = Caps { wgmma: false, ..Caps::uniform(132, 1) };
+    let v = &VARIANTS[plan(&problem(16, 4096, 4096, 128, false, DType::F16), &sm80).unwrap().variant];
+    assert_eq!((v.family, v.tn), (Family::Dect, 32));
+    // dect_tile_rank itself: the boundary at one CTA an SM, on a token tile of 16
+    let (n16, n32) = (VARIANTS.iter().find(|v| v.family == Family::Dect && v.tm == 16 && v.tn == 16).unwrap(), VARIANTS.iter().find(|v| v.family == Family::Dect && v.tm == 16 && v.tn == 32).unwrap());
+    let p = problem(16, 1536, 2112, 128, false, DType::F16); // 132 CTAs of 16
+    assert!(dect_tile_rank(n16, &p, 132) < dect_tile_rank(n32, &p, 132));
+    let p = problem(16, 1536, 2176, 128, false, DType::F16); // 136 CTAs of 16, 68 of 32
+    assert!(dect_tile_rank(n32, &p, 132) < dect_tile_rank(n16, &p, 132));
 }
 
 #[test]

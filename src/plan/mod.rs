@@ -296,6 +296,27 @@ fn dec_shape(v: &Variant, p: &Problem, sms: i64, occupancy: i32) -> (i64, i64, i
     (warps, ctas, busiest)
 }
 
+/// The order of dect's feature tiles for one token tile (lower first); each CTA owns `tn`
+/// features, so N / tn CTAs. Up to 8 tokens: the widest tile that still gives every SM a CTA (the
+/// activation loads are shared across more stripes), else the narrowest (most CTAs). At 16 tokens:
+/// the narrowest tile whose CTAs fit one CTA an SM, else the widest. Measured on the H200:
+/// Llama-8B o at M = 16 32 features 8.4 vs 16's 11.8 us (128 against 256 CTAs,
+/// results/2026-11-29-decode-wide-sweep.json); Qwen2-1.5B qkv / o (64 / 48 CTAs of 32 features)
+/// 16 features 2.03 / 1.92 vs 2.08 / 2.04 us at M = 1 and 2.69 / 2.55 vs 3.12 / 3.08 at M = 16,
+/// and by 0.4-0.8 us more without a programmatic launch, as in a model
+/// (results/2026-12-04-s36-qwen-dect-tiles.json).
+pub fn dect_tile_rank(v: &Variant, p: &Problem, sms: i64) -> (u8, i64) {
+    let ctas = p.n() / v.tn as i64;
+    let tn = v.tn as i64;
+    if v.tm < 16 {
+        if ctas >= sms { (0, -tn) } else { (1, tn) }
+    } else if ctas <= sms {
+        (0, tn)
+    } else {
+        (1, -tn)
+    }
+}
+
 /// Whether the CTA-tiled decode family serves `p` better than the persistent one. Measured on the
 /// H200 (bench/NOTES.md, v1 vs final): CTA tiles win wherever their 16-feature CTAs fill at least
 /// half the SMs and K is moderate, or fill all SMs; the persistent split family wins when few,
@@ -949,14 +970,8 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
         }
     }
     if prefer_cta_tiles(p, sms) {
-        // The smallest token tile that holds M; 32 features per CTA (the activation loads are
-        // shared across more stripes) when that still gives every SM a CTA or the tile holds 16
-        // tokens, else 16. Measured at M = 16 (results/2026-11-29-decode-wide-sweep.json): 32
-        // features 8.4 vs 11.8 us on Llama-8B o (128 CTAs on 132 SMs), equal on Qwen2-1.5B qkv.
-        let best = candidates.clone().filter(|(_, v)| v.family == Family::Dect).min_by_key(|(_, v)| {
-            let wide_ok = p.n() / v.tn as i64 >= sms || v.tm >= 16;
-            (v.tm, if wide_ok { 0 } else { 1 }, std::cmp::Reverse(v.tn))
-        });
+        // The smallest token tile that holds M, then its feature width: dect_tile_rank.
+        let best = candidates.clone().filter(|(_, v)| v.family == Family::Dect).min_by_key(|(_, v)| (v.tm, dect_tile_rank(v, p, sms)));
         if let Some((i, _)) = best {
             return Some(i);
         }

@@ -71,7 +71,7 @@ def main(argv=None):
     ap.add_argument("--group", type=int, default=128)
     ap.add_argument("--zp", action="store_true")
     ap.add_argument("--act", action="store_true", help="act order: the mate arm gathers x by a random permutation")
-    ap.add_argument("--dtype", default="float16")
+    ap.add_argument("--dtype", default="float16", choices=["float16", "bfloat16"])
     ap.add_argument("--variants", default="",
                     help="comma list of extra mate arms, each a variant symbol to force, SYMBOL@S (also split S: CTAs per "
                          "tile of bulk / bwg plans), @S (the routed variant, split S), or 'dec' (every dec variant); "

@@ -555,8 +555,9 @@ fn bwg_routing_is_pinned() {
     // Hopper: bulk-fed wgmma at M = 17-32 on layers of >= 2^23 weights (every Llama shape, Qwen2-1.5B
     // gate_up and down), at M = 33-64 on layers of 2^23-2^24 weights (32-token m-tiles: Llama-8B o,
     // Qwen2-1.5B down) and on larger ones with K >= N (64-token tiles: Llama-8B down, Llama-70B o and
-    // down; wg keeps qkv and gate_up), and at M = 9-16 on layers of 2^23-2^26 weights with fewer than sms / 2
-    // tiles (Llama-8B qkv, o, down, Qwen2-1.5B down; session 12 added o and down); at M = 2-8 on
+    // down; wg keeps qkv and gate_up), and at M = 9-16 on layers of 2^23 to under 2^27 weights with fewer
+    // tiles than SMs (Llama-8B qkv, o, down, Qwen2-1.5B down; session 12 added o and down, session 36
+    // Llama-70B qkv); at M = 2-8 on
     // 2^23-2^25 weights unless dect fills one wave over K <= 4096, where bulk does not serve (none of these layers since
     // bulk's 8-token x 32-feature tiles took Qwen2-1.5B down, session 12), and above
     // M = 64 wherever N % 128 == 0; measured, bench/NOTES.md "Session 5", "Session 8", "Session 11".
@@ -568,7 +569,7 @@ fn bwg_routing_is_pinned() {
         (4096, 4096, false, true, true, true),
         (4096, 28672, false, false, true, false),
         (14336, 4096, false, true, true, true),
-        (8192, 10240, false, false, true, false),
+        (8192, 10240, false, true, true, false),
         (8192, 8192, false, true, true, true),
         (8192, 57344, false, false, true, true),
         (28672, 8192, false, false, true, true),

@@ -750,7 +750,8 @@ pub fn prefer_wgmma(p: &Problem) -> bool {
 /// decode families on layers of 2^23-2^26 weights with few 128-feature tiles (Llama-8B qkv
 /// 12.6 vs 14.7 us, Qwen2-1.5B down 11.9 vs 15.5 us, results/2026-11-29-decode-s5-bwg.json;
 /// Llama-8B o and down since session 12, results/2026-11-30-m9-16-sweep.json; Llama-70B o ties),
-/// where the bulk family's 8-chunk stages leave its split items shallow; at M = 2-8 on layers of
+/// where the bulk family's 8-chunk stages leave its split items shallow (since session 36 up to
+/// 2^27 weights in fewer 128-feature tiles than SMs: Llama-70B qkv); at M = 2-8 on layers of
 /// 2^23-2^25 weights where neither the bulk family serves nor dect's CTAs fill one wave over a
 /// shallow K (none of the benchmark's layers since bulk's narrow tile, session 12). Above 64 tokens (128-256-token
 /// tiles, results/2026-11-29-prefill-bwg-sweep.json, -bwg-sweep-m48-96.json) it beats wg by up to
@@ -770,8 +771,11 @@ pub fn prefer_bwg(p: &Problem, sms: i64) -> bool {
                 (WG_MIN_WEIGHTS..=1 << 25).contains(&weights) && p.n() / 128 < sms / 2 && !dect_one_wave && !prefer_bulk(p, sms)
             }
             // since session 12 also Llama-8B o (7.2 vs dect's 7.8 us at M = 16) and 8B down
-            // (18.1 vs bulk's 19.1), results/2026-11-30-m9-16-sweep.json
-            9..=16 => (WG_MIN_WEIGHTS..=1 << 26).contains(&weights) && p.n() / 128 < sms / 2,
+            // (18.1 vs bulk's 19.1), results/2026-11-30-m9-16-sweep.json; since session 36 up
+            // to 2^27 weights in fewer tiles than SMs (Llama-70B qkv, 80 tiles: 22.0-22.6 vs
+            // bulk's 22.4-23.7 us, results/2026-12-04-s36-routing-sweep.json), not Llama-70B
+            // down (2^27.8: bulk 46.4 vs 50.4) nor Qwen2-1.5B gate_up (140 tiles: 8.7 vs 11.2)
+            9..=16 => (WG_MIN_WEIGHTS..1 << 27).contains(&weights) && p.n() / 128 < sms,
             17..=32 => weights >= WG_MIN_WEIGHTS,
             33..=64 => bwg_m33_64_tile(p, sms).is_some(),
             m => m > DEC_MAX_M,

@@ -319,3 +319,35 @@ def test_bench_provenance_names_the_library_that_ran(tmp_path, monkeypatch):
     monkeypatch.delenv("MATE_LIBRARY", raising=False)
     p = provenance(ROOT, None)
     assert "library" not in p and len(p["commit"]) in (0, 40)  # git HEAD, or nothing without git
+
+
+def test_routing_sweep_forces_every_family_tile_that_holds_m():
+    from bench import routing_sweep as rs
+
+    defs = rs.variants()
+    symbols = {r["symbol"]: r for r in defs}
+    for m in [1, 2, 8, 9, 16, 17, 32, 33, 64]:
+        got = rs.candidates(defs, m, "f16", False)
+        assert got and all(symbols[s]["tm"] >= m and symbols[s]["dtype"] == "f16" and not symbols[s]["zeros"] for s in got), (m, got)
+        families = {symbols[s]["family"] for s in got}
+        assert {"dect", "dec"} <= families, (m, families)
+        assert ("bulk" in families) == (m <= 16) and ("wg" in families) == (17 <= m <= 64), (m, families)
+    m1 = {symbols[s]["tm"] for s in rs.candidates(defs, 1, "f16", False) if symbols[s]["family"] == "bulk"}
+    assert m1 == {1, 8}, m1  # bulk's whole plans take the 8-token tile at M = 1
+    assert all(symbols[s]["zeros"] and symbols[s]["dtype"] == "bf16" for s in rs.candidates(defs, 16, "bf16", True))
+
+
+def test_routing_sweep_flags_only_a_different_faster_variant():
+    from bench import routing_sweep as rs
+
+    def row(shape, routed_us, **forced):
+        r = {"shape": shape, "M": 16, "mate": {"median_us": routed_us, "plan": ["kernel=mate_a grid=1,1,1"]}}
+        r.update({k: {"median_us": v} for k, v in forced.items()})
+        return r
+
+    rows = [row("x", 10.0, mate_a=9.0, mate_b=9.6),  # the best is the routed kernel: noise, not flagged
+            row("y", 10.0, mate_a=10.1, mate_b=9.6),  # a different variant 0.96x: flagged
+            row("z", 10.0, mate_b=9.8),  # 0.98x: within the flag
+            {"shape": "w", "M": 1, "mate": {"median_us": 1.0}}]  # no forced arm: no entry
+    got = {e["shape"]: (e["best"], round(e["ratio"], 3), e["flag"]) for e in rs.report(rows, 0.97)}
+    assert got == {"x": ("mate_a", 0.9, False), "y": ("mate_b", 0.96, True), "z": ("mate_b", 0.98, False)}

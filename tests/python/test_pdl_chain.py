@@ -48,6 +48,22 @@ def check(layers, outs, x, dtype):
         assert total <= BOUND[dtype] and col <= 5 * BOUND[dtype], (i, total, col)
 
 
+def capture(g, fn):
+    with torch.cuda.graph(g):
+        fn()
+
+
+def replay_checked(g, x, outs, check_outs, times):
+    """Fresh input and poisoned outputs before every replay, then the check."""
+    for _ in range(times):
+        x.copy_(torch.randn_like(x))
+        for o in outs:
+            o.fill_(float("nan"))
+        g.replay()
+        torch.cuda.synchronize()
+        check_outs()
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("M,shapes", CHAINS, ids=["m1", "m8", "m32", "m64"])
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
@@ -70,15 +86,8 @@ def test_chained_calls_in_a_graph(M, shapes):
     chain(layers, x, outs)  # module load and workspace outside the capture
     torch.cuda.synchronize()
     g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        chain(layers, x, outs)
-    for _ in range(3):  # fresh input and poisoned outputs before every replay
-        x.copy_(torch.randn_like(x))
-        for o in outs:
-            o.fill_(float("nan"))
-        g.replay()
-        torch.cuda.synchronize()
-        check(layers, outs, x, dtype)
+    capture(g, lambda: chain(layers, x, outs))
+    replay_checked(g, x, outs, lambda: check(layers, outs, x, dtype), 3)
 
 
 @pytest.mark.gpu
@@ -135,19 +144,11 @@ def test_capture_overlaps_only_behind_mates_triggering_kernels():
     torch.cuda.synchronize()
     assert [r["pdl"] for r in records(step)] == ["1", "1", "1"]  # eager: all overlap
     g = torch.cuda.CUDAGraph()
-    torch.ops.mate._launch_log(True)
-    try:
-        with torch.cuda.graph(g):
-            step()
-    finally:
-        log = [dict(kv.split("=", 1) for kv in r.split()) for r in torch.ops.mate._launch_log(False)]
+    log = records(lambda: capture(g, step))
     assert [r["pdl"] for r in log] == ["0", "1", "0"], log
-    for _ in range(2):  # fresh input and poisoned outputs before every replay
-        x.copy_(torch.randn_like(x))
-        for o in outs:
-            o.fill_(float("nan"))
-        g.replay()
-        torch.cuda.synchronize()
+
+    def check_all():
         check(layers[:2], outs[:2], h, torch.float16)
-        total, col = errors(outs[2], reference(layers[2][0], h2, None))
-        assert total <= BOUND[torch.float16] and col <= 5 * BOUND[torch.float16], (total, col)
+        check(layers[2:], outs[2:], h2, torch.float16)
+
+    replay_checked(g, x, outs, check_all, 2)

@@ -700,8 +700,12 @@ fn bwg_routing_is_pinned() {
     // qkv (4), 8B down (7), 70B o (8), the M = 33-64 m-tiles of 8B o / Qwen2-1.5B down (4), whole
     // tiles (gate_up). Stream-K (`_sk`) instead of whole tiles that fall unevenly on the SMs
     // (bwg_split, BWG_SK_SMALL_MAX_RATIO_PCT): Llama-70B gate_up (448 tiles) and Qwen2-1.5B gate_up
-    // (140) at M = 17-32; not Llama-8B gate_up (224 tiles: 14 of 16 stages), never instead of an
-    // even split. Neither at group 32 (the pre-scaled tile has none). f16 / bf16 with zero points.
+    // (140) at M = 17-32; not Llama-8B gate_up (224 tiles: 14 of 16 stages). Instead of an even
+    // split only where its parts are deep (BWG_SK_DEEP_PART_STAGES, BWG_SK_DEEP_MAX_RATIO_PCT):
+    // Llama-70B qkv (3 parts of 11 stages vs 10), K x N = 4096 x 14336, 8192 x 14336, 14336 x 12288
+    // (session 37, 0.85-0.98x); not Llama-8B qkv / down (4 / 7 stages), 70B o (8 vs 8) or
+    // 28672 x 11264 (an even split fills the slots). Neither at group 32 (the pre-scaled tile has
+    // none). f16 / bf16 with zero points.
     for (m, k, n, g, ring, sk) in [
         (17, 4096, 4096, 128, true, false),
         (24, 4096, 4096, 128, true, false),
@@ -720,6 +724,13 @@ fn bwg_routing_is_pinned() {
         (24, 1536, 17920, -1, false, true),
         (32, 1536, 17920, 64, false, true),
         (32, 8192, 57344, 32, false, false),
+        (24, 8192, 10240, 128, false, true),
+        (32, 8192, 10240, 128, false, true),
+        (32, 4096, 14336, 128, false, true),
+        (32, 8192, 14336, 128, false, true),
+        (32, 14336, 12288, 128, false, true),
+        (32, 28672, 11264, 128, false, false),
+        (32, 8192, 10240, 32, false, false),
     ] {
         for (zp, dt) in [(false, DType::F16), (true, DType::BF16)] {
             let p = problem(m, k, n, g, zp, dt);
@@ -734,7 +745,8 @@ fn bwg_routing_is_pinned() {
     // The split (bwg_split): an even split where the tiles leave resident slots free (S = slots /
     // tiles CTAs per tile, each a stage deep); in the 128-256-token tiles stream-K over stages on
     // every slot where it takes >= 10 % of the stages off the busiest CTA, after all full rounds
-    // but the last taken whole (the 32-token tile: instead of whole tiles only, >= 13 %); else
+    // but the last taken whole (the 32-token tile: instead of whole tiles, >= 13 %, or of an even
+    // split whose parts are >= 8 stages deep, >= 5 %); else
     // whole tiles.
     let split = |m, k, n| {
         let p = problem(m, k, n, 128, false, DType::F16);
@@ -753,6 +765,8 @@ fn bwg_routing_is_pinned() {
     assert_eq!(split(32, 4096, 28672), (224, 1)); // 32-token tiles: whole (224 tiles, stream-K 14 of 16 stages)
     assert_eq!(split(32, 8192, 57344), (264, 0)); // 448 tiles: stream-K 55 of 64 stages
     assert_eq!(split(32, 1536, 17920), (264, 0)); // 140 tiles: stream-K 4 of 6 stages
+    assert_eq!(split(32, 8192, 10240), (264, 0)); // 80 tiles split 3 ways: 11 stages; stream-K 10
+    assert_eq!(split(32, 28672, 11264), (264, 3)); // 88 tiles, 3 each: every slot busy
     assert_eq!(split(16, 4096, 6144), (240, 5)); // 48 tiles, 5 each: 4 stages
     assert_eq!(split(16, 8960, 1536), (204, 17)); // 12 tiles of 35 stages: 17 each (two stages a part), not 22
     assert_eq!((bwg_streamk_whole_tiles(3584, 132), bwg_streamk_whole_tiles(263, 132), bwg_streamk_whole_tiles(264, 132)), (3432, 0, 132));

@@ -602,7 +602,18 @@ fn bwg_split_with(p: &Problem, sms: i64, v: &Variant, over: Option<i64>) -> BwgS
     // (BWG_SK_SMALL_MAX_RATIO_PCT); the 64-token tile only where whole tiles take more than one
     // round of the slots (Qwen2-1.5B gate_up, 140 tiles of 12 stages: 1.03-1.05x slower)
     let small_ok = plain.split == 1 && (v.tm < 64 || tiles > slots);
-    let pct = if v.tm >= BWG_STREAMK_MIN_TM { 90 } else if small_ok { BWG_SK_SMALL_MAX_RATIO_PCT } else { 0 };
+    // the 32-token tile also instead of an even split whose parts are deep
+    // (BWG_SK_DEEP_PART_STAGES): there a part's partial is small beside the stages it saves
+    let deep_even = v.tm == 32 && plain.split > 1 && busiest >= BWG_SK_DEEP_PART_STAGES;
+    let pct = if v.tm >= BWG_STREAMK_MIN_TM {
+        90
+    } else if small_ok {
+        BWG_SK_SMALL_MAX_RATIO_PCT
+    } else if deep_even {
+        BWG_SK_DEEP_MAX_RATIO_PCT
+    } else {
+        0
+    };
     if 100 * busiest_streamk <= pct * busiest {
         streamk
     } else {
@@ -690,6 +701,20 @@ pub fn bwg_streamk_tile(v: &Variant) -> bool {
 /// %) 1.01-1.03x and 224-240 tiles at K = 4096 1.0x (the fix-up costs what it saves); instead of
 /// even splits: Qwen2-1.5B down 1.05x, Llama-8B qkv 0.98-0.99x.
 pub const BWG_SK_SMALL_MAX_RATIO_PCT: i64 = 87;
+
+/// bwg's 32-token tile takes stream-K instead of an even split whose parts are at least this many
+/// stages deep, where stream-K leaves the busiest CTA at most [`BWG_SK_DEEP_MAX_RATIO_PCT`] % of
+/// the even split's stages. Measured on the H200 (bench/NOTES.md session 36, both orders,
+/// results/2026-12-04-s36-routing-sweep.json): Llama-70B qkv at M = 24 / 32 (80 tiles split 3
+/// ways, 11 stages a part, against 10 on 264 stream-K CTAs) 21.9 / 22.0 vs 23.5 / 23.8 us
+/// (0.93x); session 37, libraries A B B A (results/2026-12-04-s37-sk-*.json), M = 24 / 32:
+/// K x N = 4096 x 14336 0.98x, 5120 x 13824 0.96x, 8192 x 14336 0.94x, 14336 x 12288 0.85x
+/// (28672 x 11264 keeps its even split: 264 CTAs already busy). Shallow parts stay on the even split (Llama-8B qkv, 4 stages: 0.98-0.99x; Qwen2-1.5B
+/// down, 3: 1.05x, session 18), and so does the 64-token tile (Llama-70B down at M = 64, 56
+/// against 55 stages: stream-K 1.055x slower).
+pub const BWG_SK_DEEP_PART_STAGES: i64 = 8;
+/// See [`BWG_SK_DEEP_PART_STAGES`].
+pub const BWG_SK_DEEP_MAX_RATIO_PCT: i64 = 95;
 
 /// bwg: stream-K over stages on every resident slot (at most one CTA per stage).
 pub fn bwg_streamk(p: &Problem, sms: i64, v: &Variant) -> BwgSplit {

@@ -461,8 +461,9 @@ fn bwg_sliced_sum_is_pinned() {
     // 32-token ring-first tile, the 64-token pre-scaled split tile). Qwen2-1.5B down at M = 17-32
     // (17 parts of 16 KB) and Llama-8B down at M = 33-64 (8 of 32 KB) take it; Llama-8B o at
     // M = 17-32 (8 of 16 KB: 128 KB) and Llama-70B o / down at M = 33-64 (4 of 32 KB) do not, nor
-    // Qwen2-1.5B down at M = 9-16 (17 of 8 KB: the 16-token tile has none) and at M = 33-64 (11 of
-    // 16 KB in the 32-token split tile: none).
+    // Qwen2-1.5B down at M = 9-16 (17 of 8 KB: the 16-token tile has none). Since session 41
+    // Qwen2-1.5B down and Llama-8B qkv at M = 33-64 take the 64-token tile and its sliced sum (22
+    // and 5 parts of 32 KB), Llama-70B qkv does not (3 parts).
     let caps = Caps::uniform(132, 2);
     for (m, k, n, g, sliced, tm) in [
         (17, 8960, 1536, 128, true, 32),
@@ -476,7 +477,10 @@ fn bwg_sliced_sum_is_pinned() {
         (48, 8192, 8192, 128, false, 64),
         (64, 28672, 8192, 128, false, 64),
         (16, 8960, 1536, 128, false, 16),
-        (48, 8960, 1536, 128, false, 32),
+        (48, 8960, 1536, 128, true, 64),
+        (64, 8960, 1536, 32, true, 64),
+        (33, 4096, 6144, 128, true, 64),
+        (48, 8192, 10240, 128, false, 64),
         (32, 4096, 6144, 128, false, 32),
     ] {
         for (zp, dt) in [(false, DType::F16), (true, DType::BF16)] {
@@ -553,9 +557,9 @@ fn bwg_pairs_are_pinned() {
 #[test]
 fn bwg_routing_is_pinned() {
     // Hopper: bulk-fed wgmma at M = 17-32 on layers of >= 2^23 weights (every Llama shape, Qwen2-1.5B
-    // gate_up and down), at M = 33-64 on layers of 2^23-2^24 weights (32-token m-tiles: Llama-8B o,
-    // Qwen2-1.5B down) and on larger ones with K >= N (64-token tiles: Llama-8B down, Llama-70B o and
-    // down; wg keeps qkv and gate_up), and at M = 9-16 on layers of 2^23 to under 2^27 weights with fewer
+    // gate_up and down), at M = 33-64 on the same layers (32-token m-tiles on those of 2^23-2^24
+    // weights with K <= N: Llama-8B o; 64-token tiles on the rest, since session 41 the wide ones
+    // wg had served too: Llama-8B qkv / gate_up, 70B qkv, Qwen2-1.5B gate_up), and at M = 9-16 on layers of 2^23 to under 2^27 weights with fewer
     // tiles than SMs (Llama-8B qkv, o, down, Qwen2-1.5B down; session 12 added o and down, session 36
     // Llama-70B qkv); at M = 2-8 on
     // 2^23-2^25 weights unless dect fills one wave over K <= 4096, where bulk does not serve (none of these layers since
@@ -565,15 +569,15 @@ fn bwg_routing_is_pinned() {
     let caps = Caps::uniform(132, 2);
     let fam = |m, k, n| VARIANTS[plan(&problem(m, k, n, 128, false, DType::F16), &caps).unwrap().variant].family;
     for (k, n, m2_8, m9_16, m17_32, m33_64) in [
-        (4096, 6144, false, true, true, false),
+        (4096, 6144, false, true, true, true),
         (4096, 4096, false, true, true, true),
-        (4096, 28672, false, false, true, false),
+        (4096, 28672, false, false, true, true),
         (14336, 4096, false, true, true, true),
-        (8192, 10240, false, true, true, false),
+        (8192, 10240, false, true, true, true),
         (8192, 8192, false, true, true, true),
         (8192, 57344, false, false, true, true),
         (28672, 8192, false, false, true, true),
-        (1536, 17920, false, false, true, false),
+        (1536, 17920, false, false, true, true),
         (8960, 1536, false, true, true, true),
         (1536, 2048, false, false, false, false),
         (1536, 1536, false, false, false, false),
@@ -590,12 +594,30 @@ fn bwg_routing_is_pinned() {
             assert_eq!(fam(m, k, n) == Family::Bwg, want, "M={m} K={k} N={n}");
         }
     }
-    // the smallest token tile that holds M, but at M = 33-64 32-token m-tiles up to 2^24 weights,
-    // the 64-token tile above (and above 128 tokens in steps of 16 tokens)
-    for (m, tm) in [(9, 16), (16, 16), (17, 32), (32, 32), (33, 32), (64, 32), (65, 128), (128, 128), (129, 144), (4096, 256)] {
-        let n = if (33..=64).contains(&m) { 4096 } else { 6144 };
-        let v = &VARIANTS[plan(&problem(m, 4096, n, 128, false, DType::F16), &caps).unwrap().variant];
-        assert_eq!((v.family, v.tm), (Family::Bwg, tm), "M={m}");
+    // the smallest token tile that holds M, but at M = 33-64 32-token m-tiles up to 2^24 weights
+    // with K <= N, the 64-token tile on deeper or larger layers (and above 128 tokens in steps of
+    // 16 tokens)
+    for (m, k, n, tm) in [
+        (9, 4096, 6144, 16),
+        (16, 4096, 6144, 16),
+        (17, 4096, 6144, 32),
+        (32, 4096, 6144, 32),
+        (33, 4096, 4096, 32),
+        (64, 4096, 4096, 32),
+        (33, 2048, 4096, 32),
+        (48, 8960, 1536, 64),
+        (64, 4096, 2048, 64),
+        (33, 4096, 6144, 64),
+        (64, 4096, 6144, 64),
+        (48, 1536, 17920, 64),
+        (64, 14336, 4096, 64),
+        (65, 4096, 6144, 128),
+        (128, 4096, 6144, 128),
+        (129, 4096, 6144, 144),
+        (4096, 4096, 6144, 256),
+    ] {
+        let v = &VARIANTS[plan(&problem(m, k, n, 128, false, DType::F16), &caps).unwrap().variant];
+        assert_eq!((v.family, v.tm), (Family::Bwg, tm), "M={m} K={k} N={n}");
     }
     // above 128 tokens the 128-token tile where the 256-token tile's planned split makes parts of
     // at most 16 chunks and the last 128-token m-tile is at least half full (bwg_m256_shallow):
@@ -683,10 +705,21 @@ fn bwg_routing_is_pinned() {
             assert_eq!((v.family, v.tm), (Family::Bwg, tm), "M={m} K={k} N={n} zp={zp}");
         }
     }
-    // (wide layers, K < N: only where the 64-token tile's plan is stream-K, `_sk_pre`, on
-    // Llama-70B gate_up: 448 tiles; whole tiles tie wg, bwg_split)
+    // (the 64-token tile's plan is stream-K, `_sk_pre`, only where whole tiles fall unevenly on
+    // the SMs: Llama-70B gate_up, 448 tiles, bwg_split; since session 41 also the wide layers
+    // (Llama-8B qkv / gate_up, 70B qkv, Qwen2-1.5B gate_up) and Qwen2-1.5B down)
     for m in [33, 48, 64] {
-        for (k, n, sk) in [(14336, 4096, false), (8192, 8192, false), (28672, 8192, false), (8192, 57344, true)] {
+        for (k, n, sk) in [
+            (14336, 4096, false),
+            (8192, 8192, false),
+            (28672, 8192, false),
+            (8192, 57344, true),
+            (4096, 6144, false),
+            (4096, 28672, false),
+            (8192, 10240, false),
+            (1536, 17920, false),
+            (8960, 1536, false),
+        ] {
             for (zp, dt) in [(false, DType::F16), (true, DType::BF16)] {
                 let p = problem(m, k, n, 128, zp, dt);
                 let v = &VARIANTS[plan(&p, &caps).unwrap().variant];
@@ -697,7 +730,7 @@ fn bwg_routing_is_pinned() {
     }
     // The 32-token tile's variants. Ring-first where a split part is at most 3 stages
     // (bwg_ring_first): Llama-8B o (2 stages) and Qwen2-1.5B down (3) at M = 17-32; not Llama-8B
-    // qkv (4), 8B down (7), 70B o (8), the M = 33-64 m-tiles of 8B o / Qwen2-1.5B down (4), whole
+    // qkv (4), 8B down (7), 70B o (8), the M = 33-64 m-tiles of 8B o (4), whole
     // tiles (gate_up). Stream-K (`_sk`) instead of whole tiles that fall unevenly on the SMs
     // (bwg_split, BWG_SK_SMALL_MAX_RATIO_PCT): Llama-70B gate_up (448 tiles) and Qwen2-1.5B gate_up
     // (140) at M = 17-32; not Llama-8B gate_up (224 tiles: 14 of 16 stages). Instead of an even
@@ -716,7 +749,7 @@ fn bwg_routing_is_pinned() {
         (32, 14336, 4096, 128, false, false),
         (32, 8192, 8192, 128, false, false),
         (48, 4096, 4096, 128, false, false),
-        (64, 8960, 1536, 128, false, false),
+        (64, 4096, 4096, 128, false, false),
         (32, 4096, 28672, 128, false, false),
         (32, 4096, 4096, 32, false, false),
         (17, 8192, 57344, 128, false, true),

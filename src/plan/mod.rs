@@ -1,7 +1,7 @@
 //! The planner: which compiled variant serves a problem, with what grid, and how much workspace.
 //! Families are routed by M and size: on Hopper `Bwg` (bulk copies feeding wgmma, persistent grid)
-//! wherever [`prefer_bwg`] says (M > 64, M = 17-32 on layers of 2^23 weights or more, M = 33-64 on
-//! most of them, some small layers at M = 2-16; act order only above 64 tokens, through a gathered
+//! wherever [`prefer_bwg`] says (M > 64, M = 17-64 on layers of 2^23 weights or more, some
+//! small layers at M = 2-16; act order only above 64 tokens, through a gathered
 //! x); then `Wg` (wgmma,
 //! token tile and K split from the cost model in [`cost`]) wherever [`prefer_wgmma`] says (M > 64, or M > 16 on layers of 2^23 weights
 //! or more); on Hopper at M <= 16 `Bulk` (bulk copies, persistent grid) wherever [`prefer_bulk`] says;
@@ -766,12 +766,12 @@ pub fn prefer_wgmma(p: &Problem) -> bool {
 /// on the H200 (forced sweeps, bench/NOTES.md "Session 5", results/2026-11-29-bwg-sweep*.json):
 /// at M = 17-32 it beats wg by 1.2-1.3x on every Llama shape and Qwen2-1.5B gate_up, and by 1.6x on
 /// Qwen2-1.5B down since its split rules (10.7 vs 17.5 us; session 5 had it at 16.1 vs 14.0); at
-/// M = 33-64, in 32-token m-tiles, on layers of at most 2^24 weights (Llama-8B o 12.3-12.5 vs
-/// 14.3-14.6 us, Qwen2-1.5B down 12.7 vs 17.3; results/2026-11-30-m24-64-sweep.json), and in its
-/// 64-token tile on the larger ones at least as deep as they are wide (K >= N: Llama-8B down 26.5
-/// vs 27.9 us, Llama-70B down 83 vs 94, o 27.7 vs 29.2 at M = 48; results/2026-11-30-bwg-m64-ab.json),
-/// while wg's 64-token tile stays as fast or faster on the wide ones (qkv 1.02-1.05x in bwg,
-/// gate_up ties); at M = 9-16 it beats the bulk and CTA-tiled
+/// M = 33-64 on the same layers, in the token tile of [`bwg_m33_64_tile`] (Llama-8B o 12.3-12.5 vs
+/// 14.3-14.6 us, Qwen2-1.5B down 12.7 vs 17.3, results/2026-11-30-m24-64-sweep.json; Llama-8B down
+/// 26.5 vs 27.9 us, Llama-70B down 83 vs 94, o 27.7 vs 29.2 at M = 48,
+/// results/2026-11-30-bwg-m64-ab.json; since session 41 the wide ones too, where wg's 64-token tile
+/// had tied bwg's before its pre-scaled and sliced forms: Llama-8B qkv / gate_up, Llama-70B qkv,
+/// Qwen2-1.5B gate_up 0.88-1.00x of wg with PDL, 0.87-0.95x without); at M = 9-16 it beats the bulk and CTA-tiled
 /// decode families on layers of 2^23-2^26 weights with few 128-feature tiles (Llama-8B qkv
 /// 12.6 vs 14.7 us, Qwen2-1.5B down 11.9 vs 15.5 us, results/2026-11-29-decode-s5-bwg.json;
 /// Llama-8B o and down since session 12, results/2026-11-30-m9-16-sweep.json; Llama-70B o ties),
@@ -801,42 +801,34 @@ pub fn prefer_bwg(p: &Problem, sms: i64) -> bool {
             // bulk's 22.4-23.7 us, results/2026-12-04-s36-routing-sweep.json), not Llama-70B
             // down (2^27.8: bulk 46.4 vs 50.4) nor Qwen2-1.5B gate_up (140 tiles: 8.7 vs 11.2)
             9..=16 => (WG_MIN_WEIGHTS..1 << 27).contains(&weights) && p.n() / 128 < sms,
-            17..=32 => weights >= WG_MIN_WEIGHTS,
-            33..=64 => bwg_m33_64_tile(p, sms).is_some(),
+            // at M = 33-64 in the token tile of bwg_m33_64_tile
+            17..=64 => weights >= WG_MIN_WEIGHTS,
             m => m > DEC_MAX_M,
         }
 }
 
-/// Weights (K x N elements) up to which bwg's 32-token tile serves M = 33-64, its 64-token tile
-/// above (see [`prefer_bwg`]).
+/// Weights (K x N elements) up to which bwg's 32-token tile serves M = 33-64 on layers at least as
+/// wide as deep, its 64-token tile elsewhere (see [`bwg_m33_64_tile`]).
 pub const BWG_M33_64_MAX_WEIGHTS: i64 = 1 << 24;
 
-/// bwg's token tile at M = 33-64 where bwg serves those M (the one statement of that rule): 32-token
-/// m-tiles on layers of 2^23 to [`BWG_M33_64_MAX_WEIGHTS`] weights, the 64-token tile on larger
-/// layers at least as deep as they are wide (K >= N); `None`: wg serves them.
-fn bwg_m33_64_tile(p: &Problem, sms: i64) -> Option<u32> {
-    let weights = p.k() * p.n();
-    if (WG_MIN_WEIGHTS..=BWG_M33_64_MAX_WEIGHTS).contains(&weights) {
-        Some(32)
-    } else if weights > BWG_M33_64_MAX_WEIGHTS && (p.k() >= p.n() || bwg_m64_streamk(p, sms)) {
-        Some(64)
+/// bwg's token tile at M = 33-64 (the one statement of that rule; bwg serves those M on layers
+/// of 2^23 weights or more, [`prefer_bwg`]): 32-token m-tiles on layers of at most
+/// [`BWG_M33_64_MAX_WEIGHTS`] with K <= N (Llama-8B o: the 64-token tile measured 1.3x slower there,
+/// session 16), the 64-token tile on the rest, deeper than wide or larger. Since session 41 that
+/// includes the wide layers wg served (Llama-8B qkv / gate_up, Llama-70B qkv, Qwen2-1.5B gate_up)
+/// and Qwen2-1.5B down (was 32-token m-tiles): 0.87-0.96x of those plans with plain launches,
+/// 0.88-1.00x with PDL (Qwen2-1.5B gate_up at M = 64 1.025x), bench/NOTES.md session 41.
+fn bwg_m33_64_tile(p: &Problem) -> u32 {
+    if p.k() * p.n() <= BWG_M33_64_MAX_WEIGHTS && p.k() <= p.n() {
+        32
     } else {
-        None
+        64
     }
 }
 
-/// Whether the 64-token tile's plan for `p` is stream-K ([`bwg_split`] on its `_sk_pre` variant):
-/// where whole 64-token tiles fall unevenly on the SMs, the wide layers (K < N) take it instead of
-/// wg (its whole tiles tie wg there: Llama-8B / 70B gate_up, bench/NOTES.md session 16).
-fn bwg_m64_streamk(p: &Problem, sms: i64) -> bool {
-    VARIANTS.iter().find(|v| v.family == Family::Bwg && v.tm == 64 && v.stream_k).is_some_and(|v| bwg_split(p, sms, v).split == 0)
-}
-
 /// bwg: the token tile for `p`: the smallest that holds M up to 128 tokens, but the
-/// 32-token tile at M = 33-64 on layers of at most [`BWG_M33_64_MAX_WEIGHTS`] (two m-tiles; the
-/// 64-token tile measured 1.3-1.6x slower there: Llama-8B o 13.6-14.3 vs 10.7-10.9 us, Qwen2-1.5B
-/// down 17.5-19.7 vs 11.5-12.0, bench/NOTES.md session 16; a 128-token tile slower too,
-/// results/2026-11-30-m24-64-sweep.json), and the 128-token tile above 128 tokens where the
+/// 32-token tile at M = 33-64 on small layers at least as wide as deep ([`bwg_m33_64_tile`]),
+/// and the 128-token tile above 128 tokens where the
 /// 256-token tile's split parts are shallow ([`bwg_m256_shallow`]); otherwise above 128 tokens
 /// a 272-320-token tile (steps of 16) where it saves an m-tile ([`bwg_wide_tile`]), else the smallest
 /// 144-256-token tile with as few m-tiles as the 256-token one ([`bwg_large_tile`]).
@@ -844,7 +836,7 @@ pub fn bwg_tile_tokens(p: &Problem, sms: i64) -> u32 {
     match p.m {
         ..=16 => 16,
         17..=32 => 32,
-        33..=64 => bwg_m33_64_tile(p, sms).unwrap_or(32),
+        33..=64 => bwg_m33_64_tile(p),
         65..=128 => 128,
         _ if bwg_m256_shallow(p, sms) => 128,
         _ => bwg_wide_tile(p, sms).unwrap_or_else(|| bwg_large_tile(p)),

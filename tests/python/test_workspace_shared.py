@@ -19,7 +19,7 @@ TICKET_BYTES = int(re.search(r"kWorkspaceTicketBytes = (\d+);",
                              (Path(__file__).resolve().parents[2] / "kernels/params.cuh").read_text()).group(1))
 
 # K x N of the decode layers whose plans split K (bulk's even split and stream-K, bwg's 16-token
-# split, dec, wg at 33-64 tokens), and a prefill split.
+# split, dec, bwg's 32- and 64-token splits at 33-64 tokens), and a prefill split.
 LAYERS = [
     (14336, 4096, 1), (4096, 4096, 1), (8192, 10240, 1), (8960, 1536, 1),
     (4096, 6144, 8), (14336, 4096, 8), (8192, 8192, 8), (8960, 1536, 3),

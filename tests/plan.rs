@@ -558,8 +558,9 @@ fn bwg_pairs_are_pinned() {
 fn bwg_routing_is_pinned() {
     // Hopper: bulk-fed wgmma at M = 17-32 on layers of >= 2^23 weights (every Llama shape, Qwen2-1.5B
     // gate_up and down), at M = 33-64 on the same layers (32-token m-tiles on those of 2^23-2^24
-    // weights with K <= N: Llama-8B o; 64-token tiles on the rest, since session 41 the wide ones
-    // wg had served too: Llama-8B qkv / gate_up, 70B qkv, Qwen2-1.5B gate_up), and at M = 9-16 on layers of 2^23 to under 2^27 weights with fewer
+    // weights with K <= N: Llama-8B o; 64-token tiles on the deeper ones and, since session 41, on
+    // the larger wide ones of K >= 4096 wg had served: Llama-8B qkv / gate_up, 70B qkv; wg keeps
+    // the shallow Qwen2-1.5B gate_up), and at M = 9-16 on layers of 2^23 to under 2^27 weights with fewer
     // tiles than SMs (Llama-8B qkv, o, down, Qwen2-1.5B down; session 12 added o and down, session 36
     // Llama-70B qkv); at M = 2-8 on
     // 2^23-2^25 weights unless dect fills one wave over K <= 4096, where bulk does not serve (none of these layers since
@@ -577,7 +578,7 @@ fn bwg_routing_is_pinned() {
         (8192, 8192, false, true, true, true),
         (8192, 57344, false, false, true, true),
         (28672, 8192, false, false, true, true),
-        (1536, 17920, false, false, true, true),
+        (1536, 17920, false, false, true, false),
         (8960, 1536, false, true, true, true),
         (1536, 2048, false, false, false, false),
         (1536, 1536, false, false, false, false),
@@ -595,8 +596,8 @@ fn bwg_routing_is_pinned() {
         }
     }
     // the smallest token tile that holds M, but at M = 33-64 32-token m-tiles up to 2^24 weights
-    // with K <= N, the 64-token tile on deeper or larger layers (and above 128 tokens in steps of
-    // 16 tokens)
+    // with K <= N, the 64-token tile on deeper layers and larger ones of K >= 4096 (and above 128
+    // tokens in steps of 16 tokens)
     for (m, k, n, tm) in [
         (9, 4096, 6144, 16),
         (16, 4096, 6144, 16),
@@ -609,7 +610,6 @@ fn bwg_routing_is_pinned() {
         (64, 4096, 2048, 64),
         (33, 4096, 6144, 64),
         (64, 4096, 6144, 64),
-        (48, 1536, 17920, 64),
         (64, 14336, 4096, 64),
         (65, 4096, 6144, 128),
         (128, 4096, 6144, 128),
@@ -706,8 +706,8 @@ fn bwg_routing_is_pinned() {
         }
     }
     // (the 64-token tile's plan is stream-K, `_sk_pre`, only where whole tiles fall unevenly on
-    // the SMs: Llama-70B gate_up, 448 tiles, bwg_split; since session 41 also the wide layers
-    // (Llama-8B qkv / gate_up, 70B qkv, Qwen2-1.5B gate_up) and Qwen2-1.5B down)
+    // the SMs: Llama-70B gate_up, 448 tiles, bwg_split; since session 41 also the wide layers of
+    // K >= 4096, Llama-8B qkv / gate_up, 70B qkv, and Qwen2-1.5B down)
     for m in [33, 48, 64] {
         for (k, n, sk) in [
             (14336, 4096, false),
@@ -717,7 +717,6 @@ fn bwg_routing_is_pinned() {
             (4096, 6144, false),
             (4096, 28672, false),
             (8192, 10240, false),
-            (1536, 17920, false),
             (8960, 1536, false),
         ] {
             for (zp, dt) in [(false, DType::F16), (true, DType::BF16)] {

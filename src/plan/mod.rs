@@ -1,7 +1,7 @@
 //! The planner: which compiled variant serves a problem, with what grid, and how much workspace.
 //! Families are routed by M and size: on Hopper `Bwg` (bulk copies feeding wgmma, persistent grid)
-//! wherever [`prefer_bwg`] says (M > 64, M = 17-64 on layers of 2^23 weights or more, some
-//! small layers at M = 2-16; act order only above 64 tokens, through a gathered
+//! wherever [`prefer_bwg`] says (M > 64, M = 17-32 on layers of 2^23 weights or more, M = 33-64 on
+//! most of them, some small layers at M = 2-16; act order only above 64 tokens, through a gathered
 //! x); then `Wg` (wgmma,
 //! token tile and K split from the cost model in [`cost`]) wherever [`prefer_wgmma`] says (M > 64, or M > 16 on layers of 2^23 weights
 //! or more); on Hopper at M <= 16 `Bulk` (bulk copies, persistent grid) wherever [`prefer_bulk`] says;
@@ -769,9 +769,9 @@ pub fn prefer_wgmma(p: &Problem) -> bool {
 /// M = 33-64 on the same layers, in the token tile of [`bwg_m33_64_tile`] (Llama-8B o 12.3-12.5 vs
 /// 14.3-14.6 us, Qwen2-1.5B down 12.7 vs 17.3, results/2026-11-30-m24-64-sweep.json; Llama-8B down
 /// 26.5 vs 27.9 us, Llama-70B down 83 vs 94, o 27.7 vs 29.2 at M = 48,
-/// results/2026-11-30-bwg-m64-ab.json; since session 41 the wide ones too, where wg's 64-token tile
-/// had tied bwg's before its pre-scaled and sliced forms: Llama-8B qkv / gate_up, Llama-70B qkv,
-/// Qwen2-1.5B gate_up 0.88-1.00x of wg with PDL, 0.87-0.95x without); at M = 9-16 it beats the bulk and CTA-tiled
+/// results/2026-11-30-bwg-m64-ab.json; since session 41 the wide ones of K >= 4096 too, where wg's
+/// 64-token tile had tied bwg's before its pre-scaled and sliced forms: Llama-8B qkv / gate_up,
+/// Llama-70B qkv 0.88-1.02x of wg with PDL, 0.85-0.97x without); at M = 9-16 it beats the bulk and CTA-tiled
 /// decode families on layers of 2^23-2^26 weights with few 128-feature tiles (Llama-8B qkv
 /// 12.6 vs 14.7 us, Qwen2-1.5B down 11.9 vs 15.5 us, results/2026-11-29-decode-s5-bwg.json;
 /// Llama-8B o and down since session 12, results/2026-11-30-m9-16-sweep.json; Llama-70B o ties),
@@ -801,29 +801,48 @@ pub fn prefer_bwg(p: &Problem, sms: i64) -> bool {
             // bulk's 22.4-23.7 us, results/2026-12-04-s36-routing-sweep.json), not Llama-70B
             // down (2^27.8: bulk 46.4 vs 50.4) nor Qwen2-1.5B gate_up (140 tiles: 8.7 vs 11.2)
             9..=16 => (WG_MIN_WEIGHTS..1 << 27).contains(&weights) && p.n() / 128 < sms,
-            // at M = 33-64 in the token tile of bwg_m33_64_tile
-            17..=64 => weights >= WG_MIN_WEIGHTS,
+            17..=32 => weights >= WG_MIN_WEIGHTS,
+            33..=64 => bwg_m33_64_tile(p, sms).is_some(),
             m => m > DEC_MAX_M,
         }
 }
 
 /// Weights (K x N elements) up to which bwg's 32-token tile serves M = 33-64 on layers at least as
-/// wide as deep, its 64-token tile elsewhere (see [`bwg_m33_64_tile`]).
+/// wide as deep (see [`bwg_m33_64_tile`]).
 pub const BWG_M33_64_MAX_WEIGHTS: i64 = 1 << 24;
 
-/// bwg's token tile at M = 33-64 (the one statement of that rule; bwg serves those M on layers
-/// of 2^23 weights or more, [`prefer_bwg`]): 32-token m-tiles on layers of at most
-/// [`BWG_M33_64_MAX_WEIGHTS`] with K <= N (Llama-8B o: the 64-token tile measured 1.3x slower there,
-/// session 16), the 64-token tile on the rest, deeper than wide or larger. Since session 41 that
-/// includes the wide layers wg served (Llama-8B qkv / gate_up, Llama-70B qkv, Qwen2-1.5B gate_up)
-/// and Qwen2-1.5B down (was 32-token m-tiles): 0.87-0.96x of those plans with plain launches,
-/// 0.88-1.00x with PDL (Qwen2-1.5B gate_up at M = 64 1.025x), bench/NOTES.md session 41.
-fn bwg_m33_64_tile(p: &Problem) -> u32 {
-    if p.k() * p.n() <= BWG_M33_64_MAX_WEIGHTS && p.k() <= p.n() {
-        32
+/// The least K at which a layer wider than deep (K < N) above [`BWG_M33_64_MAX_WEIGHTS`] takes
+/// bwg's 64-token tile at M = 33-64 ([`bwg_m33_64_tile`]).
+pub const BWG_M64_WIDE_MIN_K: i64 = 4096;
+
+/// bwg's token tile at M = 33-64 (the one statement of that rule), `None` where wg serves: on
+/// layers of 2^23 weights or more, 32-token m-tiles on those of at most [`BWG_M33_64_MAX_WEIGHTS`]
+/// with K <= N (Llama-8B o: the 64-token tile measured 1.3x slower there, session 16); the
+/// 64-token tile on the deeper ones (K > N) and on the larger wide ones with K of at least
+/// [`BWG_M64_WIDE_MIN_K`] (or whose 64-token plan is stream-K, [`bwg_split`]: Llama-70B gate_up).
+/// Since session 41 that takes Llama-8B qkv / gate_up and Llama-70B qkv from wg and Qwen2-1.5B down
+/// from the 32-token tile: 0.85-0.97x of those plans with plain launches, 0.88-1.02x with PDL, in
+/// fp16 group 128, bf16 with zero points and group 32 (H100, bench/NOTES.md session 41). The shallow
+/// wide Qwen2-1.5B gate_up (K = 1536) stays on wg: 0.91-1.03x with plain launches but 0.94-1.10x
+/// with PDL (group 32 1.04-1.10x).
+fn bwg_m33_64_tile(p: &Problem, sms: i64) -> Option<u32> {
+    let weights = p.k() * p.n();
+    if weights < WG_MIN_WEIGHTS {
+        None
+    } else if p.k() <= p.n() && weights <= BWG_M33_64_MAX_WEIGHTS {
+        Some(32)
+    } else if p.k() > p.n() || p.k() >= BWG_M64_WIDE_MIN_K || bwg_m64_streamk(p, sms) {
+        Some(64)
     } else {
-        64
+        None
     }
+}
+
+/// Whether the 64-token tile's plan for `p` is stream-K ([`bwg_split`] on its `_sk_pre` variant):
+/// where whole 64-token tiles fall unevenly on the SMs, the wide layers (K < N) take it instead of
+/// wg (its whole tiles tie wg there: Llama-70B gate_up, bench/NOTES.md session 16).
+fn bwg_m64_streamk(p: &Problem, sms: i64) -> bool {
+    VARIANTS.iter().find(|v| v.family == Family::Bwg && v.tm == 64 && v.stream_k).is_some_and(|v| bwg_split(p, sms, v).split == 0)
 }
 
 /// bwg: the token tile for `p`: the smallest that holds M up to 128 tokens, but the
@@ -836,7 +855,7 @@ pub fn bwg_tile_tokens(p: &Problem, sms: i64) -> u32 {
     match p.m {
         ..=16 => 16,
         17..=32 => 32,
-        33..=64 => bwg_m33_64_tile(p),
+        33..=64 => bwg_m33_64_tile(p, sms).unwrap_or(32),
         65..=128 => 128,
         _ if bwg_m256_shallow(p, sms) => 128,
         _ => bwg_wide_tile(p, sms).unwrap_or_else(|| bwg_large_tile(p)),

@@ -94,13 +94,15 @@ def test_chained_calls_in_a_graph(M, shapes):
 @pytest.mark.parametrize("M,K,N,act,family,pdl", [
     (1, 1536, 2048, False, "_dect_", "1"),  # Qwen2-1.5B qkv: dect waits too
     (1, 28672, 8192, False, "_bulk_f16_sym_m1_n128_split", "1"),  # Llama-70B down: the even split overlaps too
-    (64, 4096, 6144, False, "_wg_", "1"),  # Llama-8B qkv at M = 64: wg waits too
+    (64, 4096, 6144, False, "_bwg_f16_sym_m64_n128_split_pre_sl", "1"),  # Llama-8B qkv at M = 64: bwg's 64-token tile
+    (64, 8192, 1088, False, "_wg_", "1"),  # N % 128 != 0 (bwg's tiles are 128 features): wg waits too
     (4, 8960, 1536, False, "_bulk_f16_sym_m8_n32_split", "1"),  # Qwen2-1.5B down at M = 2-8: bulk's narrow tile
     (16, 8960, 1536, False, "_bwg_f16_sym_m16_n128_split", "1"),  # the same at M = 9-16: bwg
     # the same with act order: the plain plan on x gathered first (the gather is a launch of its
     # own, not in the GEMM log), overlapping like the plain plan
     (4, 8960, 1536, True, "_bulk_f16_sym_m8_n32_split", "1"),
     (16, 8960, 1536, True, "_bwg_f16_sym_m16_n128_split", "1"),
+    (64, 4096, 6144, True, "_bwg_f16_sym_m64_n128_split_pre_sl", "1"),
     # a forced dec variant with act order gathers in its loop: dec does not wait, never launched so
     (4, 8960, 1536, True, "mate_dec_f16_sym_m8_n32_split", "0"),
 ])

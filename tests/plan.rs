@@ -136,7 +136,8 @@ fn every_envelope_configuration_has_a_variant() {
                                 // bwg_routing_is_pinned); whole tiles, an even split (every part a
                                 // stage deep) or stream-K (every CTA a stage)
                                 assert_eq!(v.tm, bwg_tile_tokens(&p, 132), "M={m} K={k} N={n}");
-                                assert!((m <= v.tm as i64 && (m > v.tm as i64 / 2 || v.tm == 16)) || (m > 128 && v.tm >= 128));
+                                // (and at M = 33-64 the 32-token tile in two m-tiles: bwg_routing_is_pinned)
+                                assert!((m <= v.tm as i64 && (m > v.tm as i64 / 2 || v.tm == 16)) || (m > 128 && v.tm >= 128) || ((33..=64).contains(&m) && v.tm == 32));
                                 // post-scale wherever the group allows it, in the 16/32-token tiles
                                 assert_eq!(v.pre, g == 32 || v.tm > 32, "bwg post-scale: M={m} group {g}");
                                 let tiles = (m + v.tm as i64 - 1) / v.tm as i64 * (n / v.tn as i64); // m-tiles x tiles
@@ -559,8 +560,9 @@ fn bwg_routing_is_pinned() {
     // Hopper: bulk-fed wgmma at M = 17-32 on layers of >= 2^23 weights (every Llama shape, Qwen2-1.5B
     // gate_up and down), at M = 33-64 on the same layers (32-token m-tiles on those of 2^23-2^24
     // weights with K <= N: Llama-8B o; 64-token tiles on the deeper ones and, since session 41, on
-    // the larger wide ones of K >= 4096 wg had served: Llama-8B qkv / gate_up, 70B qkv; wg keeps
-    // the shallow Qwen2-1.5B gate_up), and at M = 9-16 on layers of 2^23 to under 2^27 weights with fewer
+    // the larger wide ones of K >= 4096 wg had served: Llama-8B qkv / gate_up, 70B qkv; since
+    // session 42 the shallow wide ones whose 32-token plan is stream-K over at most 1.5 rounds of
+    // the slots take its two m-tiles: Qwen2-1.5B gate_up; wg keeps the rest), and at M = 9-16 on layers of 2^23 to under 2^27 weights with fewer
     // tiles than SMs (Llama-8B qkv, o, down, Qwen2-1.5B down; session 12 added o and down, session 36
     // Llama-70B qkv); at M = 2-8 on
     // 2^23-2^25 weights unless dect fills one wave over K <= 4096, where bulk does not serve (none of these layers since
@@ -578,7 +580,7 @@ fn bwg_routing_is_pinned() {
         (8192, 8192, false, true, true, true),
         (8192, 57344, false, false, true, true),
         (28672, 8192, false, false, true, true),
-        (1536, 17920, false, false, true, false),
+        (1536, 17920, false, false, true, true),
         (8960, 1536, false, true, true, true),
         (1536, 2048, false, false, false, false),
         (1536, 1536, false, false, false, false),
@@ -595,9 +597,33 @@ fn bwg_routing_is_pinned() {
             assert_eq!(fam(m, k, n) == Family::Bwg, want, "M={m} K={k} N={n}");
         }
     }
+    // the shallow wide layers at M = 33-64: the 32-token tile where its plan is stream-K over at
+    // most 1.5 rounds of the slots (bwg_m32_streamk), wg where it would be stream-K over more
+    // (2560 x 28672: 448 tiles), an even split (3072 x 8192, 3584 x 6144) or whole tiles (1536 x
+    // 28672; group 32, whose pre-scaled 32-token tile has no stream-K form: Qwen2-1.5B gate_up)
+    for (m, k, n, g, kind) in [
+        (48, 1536, 17920, 128, "sk"),
+        (33, 3584, 18944, 128, "sk"),
+        (64, 3072, 13824, 128, "sk"),
+        (48, 2560, 28672, 128, "wg"),
+        (48, 3072, 8192, 128, "wg"),
+        (48, 3584, 6144, 128, "wg"),
+        (48, 1536, 28672, 128, "wg"),
+        (48, 3072, 16384, 128, "wg"),
+        (48, 1536, 17920, 32, "wg"),
+    ] {
+        let v = &VARIANTS[plan(&problem(m, k, n, g, false, DType::F16), &caps).unwrap().variant];
+        let got = match (v.family, v.tm, v.stream_k, v.split) {
+            (Family::Wg, _, _, _) => "wg",
+            (Family::Bwg, 32, true, _) => "sk",
+            (Family::Bwg, 32, false, true) => "split",
+            _ => "other",
+        };
+        assert_eq!(got, kind, "M={m} K={k} N={n} group {g}: {}", v.symbol);
+    }
     // the smallest token tile that holds M, but at M = 33-64 32-token m-tiles up to 2^24 weights
-    // with K <= N, the 64-token tile on deeper layers and larger ones of K >= 4096 (and above 128
-    // tokens in steps of 16 tokens)
+    // with K <= N or where the 32-token plan is stream-K on shallow wide layers, the 64-token tile on
+    // deeper layers and larger ones of K >= 4096 (and above 128 tokens in steps of 16 tokens)
     for (m, k, n, tm) in [
         (9, 4096, 6144, 16),
         (16, 4096, 6144, 16),
@@ -607,6 +633,7 @@ fn bwg_routing_is_pinned() {
         (64, 4096, 4096, 32),
         (33, 2048, 4096, 32),
         (48, 8960, 1536, 64),
+        (33, 1536, 17920, 32),
         (64, 4096, 2048, 64),
         (33, 4096, 6144, 64),
         (64, 4096, 6144, 64),

@@ -1,34 +1,28 @@
 set -u
-# session 41, device call 3, on the merged 64-token rule (target/merged): the GPU suite;
-# racecheck / synccheck on the newly routed 64-token plans; the A/B against HEAD before it
-# (target/new) in two more frame configurations (bf16 with zero points; fp16 group 32), A B B A,
-# plain launches and PDL.
+# session 42, device call 1 (HEAD 1f978e0's library, target/head): issue 4's standing on the H200
+# (per call M = 1/16/33/48/64 with read and fp16 arms; steps M = 1/16), the routing sweep at
+# M = 33/48/64 with and without PDL (never run at M = 33-48), and Qwen2-1.5B gate_up's 32/64-token
+# bwg variants at M = 33-64 (session 41 item 2).
 mkdir -p $OUT/r
+L=$PWD/target/head/libmate.so
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader
-L=$PWD/target/merged/libmate.so
-echo "== suite (merged)"; t0=$(date +%s)
-MATE_LIBRARY=$L timeout 200 python3 -m pytest -q -m gpu tests/python --ignore=tests/python/test_tp_distributed.py \
-  -p no:cacheprovider --tb=short 2>&1 | grep -vE "^\s*$" | tail -8
-echo "   ($(( $(date +%s) - t0 )) s)"
-for tool in racecheck synccheck; do
-  echo "== $tool"; t0=$(date +%s)
-  MATE_LIBRARY=$L PYTORCH_NO_CUDA_MEMORY_CACHING=1 timeout 150 compute-sanitizer --tool $tool --print-limit 5 \
-    python3 bench/lab/racecheck_wrap.py mate_bwg_f16_sym_m64_n128_split_pre_sl@8960@132@0@1536@48 \
-    mate_bwg_bf16_zp_m64_n128_split_pre_sl@4096@132@0@6144@40 mate_bwg_f16_sym_m64_n128_whole_pre@1536@132@0@17920@64 \
-    mate_bwg_bf16_zp_m64_n128_split_pre@8192@132@0@10240@33 2>&1 | tail -6
-  echo "   ($(( $(date +%s) - t0 )) s)"
+t0=$(date +%s)
+echo "== standing"
+timeout 120 python3 bench/decode.py --library $L --arms mate,read,fp16 --m 1,16,33,48,64 --orders 2 \
+  --json $OUT/r/standing.json > $OUT/r/standing.log 2>&1; echo "rc $? ($(( $(date +%s) - t0 )) s)"
+for pdl in 1 0; do
+  echo "== sweep MATE_PDL=$pdl"
+  MATE_PDL=$pdl timeout 200 python3 bench/routing_sweep.py --library $L --m 33,48,64 \
+    --json $OUT/r/sweep-pdl$pdl.json > $OUT/r/sweep-pdl$pdl.log 2>&1; echo "rc $? ($(( $(date +%s) - t0 )) s)"
+  tail -25 $OUT/r/sweep-pdl$pdl.log | cut -c1-150
+  echo "== qwen gate_up variants MATE_PDL=$pdl"
+  MATE_PDL=$pdl timeout 80 python3 bench/decode.py --library $L --arms mate,read --shapes qwen1.5b.gate_up \
+    --m 33,48,64 --orders 2 --variants mate_bwg_f16_sym_m32_n128_sk,mate_bwg_f16_sym_m32_n128_whole,mate_bwg_f16_sym_m64_n128_whole_pre,mate_bwg_f16_sym_m64_n128_sk_pre \
+    --json $OUT/r/qgu-pdl$pdl.json > $OUT/r/qgu-pdl$pdl.log 2>&1; echo "rc $? ($(( $(date +%s) - t0 )) s)"
+  grep -E "^\s*qwen" $OUT/r/qgu-pdl$pdl.log | cut -c1-160
 done
-SH=llama8b.qkv,llama8b.gate_up,llama70b.qkv,qwen1.5b.gate_up,qwen1.5b.down,llama8b.o
-for cfg in "--zp --dtype bfloat16" "--group 32"; do
-  tag=$(echo $cfg | tr -d ' -')
-  for pdl in 0 1; do
-    i=0
-    for lib in new merged merged new; do
-      i=$((i+1))
-      echo "== $tag MATE_PDL=$pdl $i $lib"
-      MATE_PDL=$pdl timeout 60 python3 bench/decode.py --library $PWD/target/$lib/libmate.so --arms mate,read \
-        --shapes $SH --m 33,48,64 --orders 2 $cfg --json $OUT/r/m64-$tag-pdl$pdl-$lib-$i.json 2>&1 | grep -E "^\s*(llama|qwen)" | cut -c1-60
-    done
-  done
-done
-cd $OUT && tar czf r.tgz r && rm -rf r
+echo "== steps"
+timeout 150 python3 bench/decode_step.py --library $L --models llama8b,qwen1.5b --m 1,16 --rounds 3 \
+  --json $OUT/r/steps.json > $OUT/r/steps.log 2>&1; echo "rc $? ($(( $(date +%s) - t0 )) s)"
+tail -20 $OUT/r/steps.log | cut -c1-150
+grep -E "^\s*(llama|qwen)" $OUT/r/standing.log | cut -c1-150

@@ -1,19 +1,31 @@
 set -u
-# session 41, device call 2: the m64-tile A/B (bench/lab/s38_bwg_m64_tile.patch, target/m64) against
-# HEAD (target/new) on the 12 benchmark shapes at M = 33-64, libraries A B B A in each launch
-# context (MATE_PDL=0, then 1), both arm orders in each run; then sid2's failing concurrency test.
+# session 42, device call 2: the shallow wide layers (K < 4096, K <= N, > 2^24 weights) on bwg's
+# 32-token tile at M = 33-64 instead of wg (target/m32w) against HEAD (target/head), libraries
+# A B B A in each launch context, both arm orders in each run; then bf16 zp and group 32 on three
+# of them; then the routing sweep at M = 33-64 on HEAD (call 1 lost its files: 8 files at most).
 mkdir -p $OUT/r
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader
-for pdl in 0 1; do
+S=1536x17920,1536x28672,1024x57344,2048x13824,2048x11008,3072x8192,3072x16384,3584x18944,3584x6144,llama8b.o,llama8b.qkv
+C=1536x17920,3072x16384,3584x18944
+t0=$(date +%s)
+for pdl in 1 0; do
   i=0
-  for lib in new m64 m64 new; do
-    i=$((i+1)); t0=$(date +%s)
-    echo "== $i MATE_PDL=$pdl $lib"
+  for lib in head m32w m32w head; do
+    i=$((i+1))
     MATE_PDL=$pdl timeout 100 python3 bench/decode.py --library $PWD/target/$lib/libmate.so --arms mate,read \
-      --m 33,40,48,56,64 --orders 2 --json $OUT/r/m64-pdl$pdl-$lib-$i.json 2>&1 | grep -E "^\s*(llama|qwen)" | cut -c1-80
-    echo "   ($(( $(date +%s) - t0 )) s)"
+      --shapes $S --m 33,48,64 --orders 2 --json $OUT/r/ab-pdl$pdl-$lib-$i.json > $OUT/r/ab-pdl$pdl-$lib-$i.log 2>&1
+    echo "ab pdl$pdl $lib $i rc $? ($(( $(date +%s) - t0 )) s)"
   done
+  for cfg in "--dtype bfloat16 --zp" "--group 32"; do
+    tag=$(echo $cfg | tr -d ' -'); i=0
+    for lib in head m32w m32w head; do
+      i=$((i+1))
+      MATE_PDL=$pdl timeout 60 python3 bench/decode.py --library $PWD/target/$lib/libmate.so --arms mate,read $cfg \
+        --shapes $C --m 33,48,64 --orders 2 --json $OUT/r/cfg-$tag-pdl$pdl-$lib-$i.json > $OUT/r/cfg-$tag-pdl$pdl-$lib-$i.log 2>&1
+      echo "cfg $tag pdl$pdl $lib $i rc $? ($(( $(date +%s) - t0 )) s)"
+    done
+  done
+  MATE_PDL=$pdl timeout 200 python3 bench/routing_sweep.py --library $PWD/target/head/libmate.so --m 33,48,64 \
+    --json $OUT/r/sweep-pdl$pdl.json > $OUT/r/sweep-pdl$pdl.log 2>&1; echo "sweep pdl$pdl rc $? ($(( $(date +%s) - t0 )) s)"
 done
-echo "== sid2 concurrency"
-MATE_LIBRARY=$PWD/target/sid2/libmate.so timeout 60 python3 -m pytest -q -m gpu tests/python/test_concurrency.py -p no:cacheprovider --tb=long 2>&1 | grep -vE "^\s*$" | tail -60
 cd $OUT && tar czf r.tgz r && rm -rf r

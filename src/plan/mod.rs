@@ -823,8 +823,10 @@ pub const BWG_M64_WIDE_MIN_K: i64 = 4096;
 /// Since session 41 that takes Llama-8B qkv / gate_up and Llama-70B qkv from wg and Qwen2-1.5B down
 /// from the 32-token tile: 0.85-0.97x of those plans with plain launches, 0.88-1.02x with PDL, in
 /// fp16 group 128, bf16 with zero points and group 32 (H100, bench/NOTES.md session 41). The shallow
-/// wide Qwen2-1.5B gate_up (K = 1536) stays on wg: 0.91-1.03x with plain launches but 0.94-1.10x
-/// with PDL (group 32 1.04-1.10x).
+/// wide Qwen2-1.5B gate_up (K = 1536) did not take the 64-token tile (0.91-1.03x with plain
+/// launches, 0.94-1.10x with PDL, group 32 1.04-1.10x); since session 42 the shallow wide layers
+/// take the 32-token tile where its plan is stream-K over at most 1.5 rounds of the slots
+/// ([`bwg_m32_streamk`]: Qwen2-1.5B gate_up), else wg.
 fn bwg_m33_64_tile(p: &Problem, sms: i64) -> Option<u32> {
     let weights = p.k() * p.n();
     if weights < WG_MIN_WEIGHTS {
@@ -833,9 +835,36 @@ fn bwg_m33_64_tile(p: &Problem, sms: i64) -> Option<u32> {
         Some(32)
     } else if p.k() > p.n() || p.k() >= BWG_M64_WIDE_MIN_K || bwg_m64_streamk(p, sms) {
         Some(64)
+    } else if bwg_m32_streamk(p, sms) {
+        Some(32)
     } else {
         None
     }
+}
+
+/// The shallow wide layers' 32-token tiles at M = 33-64 (two m-tiles) may take at most this
+/// percentage of the slots ([`bwg_m32_streamk`]).
+pub const BWG_M32_STREAMK_MAX_SLOTS_PCT: i64 = 150;
+
+/// Whether the shallow wide layers (K < [`BWG_M64_WIDE_MIN_K`], K <= N, more than
+/// [`BWG_M33_64_MAX_WEIGHTS`]) take the 32-token tile's two m-tiles at M = 33-64 instead of wg:
+/// where its plan ([`bwg_split`] on the tile [`choose`] would take) is stream-K over at most
+/// [`BWG_M32_STREAMK_MAX_SLOTS_PCT`] % of the slots in tiles. Measured on the H100 (bench/NOTES.md
+/// session 42, libraries A B B A, both arm orders; MATE_PDL = 1 / 0, M = 33 / 48 / 64): stream-K
+/// over 280-296 tiles 0.92-0.95x / 0.89-0.90x (Qwen2-1.5B gate_up 1536 x 17920), 0.81-0.85x /
+/// 0.81-0.84x (3584 x 18944; bf16 with zero points 0.78-0.86x), over 216 tiles 0.94-0.98x /
+/// 0.91-0.95x (3072 x 13824), 172 tiles 0.98-1.02x / 0.95-0.99x (2048 x 11008), K = 1024 (4
+/// stages a tile) 0.99-1.07x / 0.98-0.99x; over 448 tiles 1.12-1.15x / 1.04-1.17x (2560 x 28672),
+/// so not there. Not its whole tiles (1536 x 28672 1.14-1.26x with PDL; group 32, whose
+/// pre-scaled tile has no stream-K form, 1.10-1.23x) nor its even splits: f16 0.84-0.97x on four
+/// layers but 3584 x 6144 1.0-1.05x, and in bf16 with zero points 1.02-1.15x, at group 32
+/// 1.10-1.22x there.
+fn bwg_m32_streamk(p: &Problem, sms: i64) -> bool {
+    let tile = VARIANTS.iter().filter(|v| v.family == Family::Bwg && v.tm == 32 && serves(v, p)).min_by_key(|v| v.pre);
+    tile.is_some_and(|v| {
+        let slots = sms * v.ctas_per_sm() as i64;
+        bwg_tiles(p, v) * 100 <= slots * BWG_M32_STREAMK_MAX_SLOTS_PCT && bwg_split(p, sms, v).split == 0
+    })
 }
 
 /// Whether the 64-token tile's plan for `p` is stream-K ([`bwg_split`] on its `_sk_pre` variant):

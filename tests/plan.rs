@@ -464,7 +464,9 @@ fn bwg_sliced_sum_is_pinned() {
     // M = 17-32 (8 of 16 KB: 128 KB) and Llama-70B o / down at M = 33-64 (4 of 32 KB) do not, nor
     // Qwen2-1.5B down at M = 9-16 (17 of 8 KB: the 16-token tile has none). Since session 41
     // Qwen2-1.5B down and Llama-8B qkv at M = 33-64 take the 64-token tile and its sliced sum (22
-    // and 5 parts of 32 KB), Llama-70B qkv does not (3 parts).
+    // and 5 parts of 32 KB), Llama-70B qkv does not (3 parts). Since session 42 the 64-token tile
+    // keeps the sliced sum where its parts are short enough for the ring-first rule (8192 x 1536:
+    // 22 parts of 3 stages).
     let caps = Caps::uniform(132, 2);
     for (m, k, n, g, sliced, tm) in [
         (17, 8960, 1536, 128, true, 32),
@@ -483,6 +485,11 @@ fn bwg_sliced_sum_is_pinned() {
         (33, 4096, 6144, 128, true, 64),
         (48, 8192, 10240, 128, false, 64),
         (32, 4096, 6144, 128, false, 32),
+        // parts of at most 3 stages (bwg_ring_first says ring, the 64-token tile has no ring form):
+        // still sliced (session 42: they fell back to the plain split before)
+        (33, 8192, 1536, 128, true, 64),
+        (64, 4096, 3072, 128, true, 64),
+        (48, 4096, 2048, 128, true, 64),
     ] {
         for (zp, dt) in [(false, DType::F16), (true, DType::BF16)] {
             let p = problem(m, k, n, g, zp, dt);
@@ -563,8 +570,9 @@ fn bwg_routing_is_pinned() {
     // the larger wide ones of K >= 4096 wg had served: Llama-8B qkv / gate_up, 70B qkv; since
     // session 42 the shallow wide ones whose 32-token plan is stream-K over at most 1.5 rounds of
     // the slots take its two m-tiles: Qwen2-1.5B gate_up; wg keeps the rest), and at M = 9-16 on layers of 2^23 to under 2^27 weights with fewer
-    // tiles than SMs (Llama-8B qkv, o, down, Qwen2-1.5B down; session 12 added o and down, session 36
-    // Llama-70B qkv); at M = 2-8 on
+    // tiles than SMs (Llama-8B qkv, down, Qwen2-1.5B down; session 12 added down, session 36
+    // Llama-70B qkv; not where dect's 32-feature CTAs fill one wave over K <= 4096: Llama-8B o
+    // since session 42); at M = 2-8 on
     // 2^23-2^25 weights unless dect fills one wave over K <= 4096, where bulk does not serve (none of these layers since
     // bulk's 8-token x 32-feature tiles took Qwen2-1.5B down, session 12), and above
     // M = 64 wherever N % 128 == 0; measured, bench/NOTES.md "Session 5", "Session 8", "Session 11".
@@ -573,7 +581,7 @@ fn bwg_routing_is_pinned() {
     let fam = |m, k, n| VARIANTS[plan(&problem(m, k, n, 128, false, DType::F16), &caps).unwrap().variant].family;
     for (k, n, m2_8, m9_16, m17_32, m33_64) in [
         (4096, 6144, false, true, true, true),
-        (4096, 4096, false, true, true, true),
+        (4096, 4096, false, false, true, true),
         (4096, 28672, false, false, true, true),
         (14336, 4096, false, true, true, true),
         (8192, 10240, false, true, true, true),
@@ -596,6 +604,18 @@ fn bwg_routing_is_pinned() {
             };
             assert_eq!(fam(m, k, n) == Family::Bwg, want, "M={m} K={k} N={n}");
         }
+    }
+    // M = 9-16 where dect's 32-feature CTAs fill one wave over K <= 4096: dect, not bwg (session 42);
+    // deeper or wider layers keep bwg
+    for (m, k, n, fam) in [
+        (9, 2048, 4096, Family::Dect),
+        (16, 4096, 4096, Family::Dect),
+        (16, 4096, 3072, Family::Dect),
+        (16, 8192, 4096, Family::Bwg),
+        (16, 4096, 4608, Family::Bwg),
+    ] {
+        let v = &VARIANTS[plan(&problem(m, k, n, 128, false, DType::F16), &caps).unwrap().variant];
+        assert_eq!(v.family, fam, "M={m} K={k} N={n}: {}", v.symbol);
     }
     // the shallow wide layers at M = 33-64: the 32-token tile where its plan is stream-K over at
     // most 1.5 rounds of the slots (bwg_m32_streamk), wg where it would be stream-K over more

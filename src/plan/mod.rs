@@ -795,12 +795,19 @@ pub fn prefer_bwg(p: &Problem, sms: i64) -> bool {
                 let dect_one_wave = p.n() / 32 <= sms && p.k() <= 4096;
                 (WG_MIN_WEIGHTS..=1 << 25).contains(&weights) && p.n() / 128 < sms / 2 && !dect_one_wave && !prefer_bulk(p, sms)
             }
-            // since session 12 also Llama-8B o (7.2 vs dect's 7.8 us at M = 16) and 8B down
-            // (18.1 vs bulk's 19.1), results/2026-11-30-m9-16-sweep.json; since session 36 up
-            // to 2^27 weights in fewer tiles than SMs (Llama-70B qkv, 80 tiles: 22.0-22.6 vs
-            // bulk's 22.4-23.7 us, results/2026-12-04-s36-routing-sweep.json), not Llama-70B
-            // down (2^27.8: bulk 46.4 vs 50.4) nor Qwen2-1.5B gate_up (140 tiles: 8.7 vs 11.2)
-            9..=16 => (WG_MIN_WEIGHTS..1 << 27).contains(&weights) && p.n() / 128 < sms,
+            // since session 12 also 8B down (18.1 vs bulk's 19.1), results/2026-11-30-m9-16-sweep.json;
+            // since session 36 up to 2^27 weights in fewer tiles than SMs (Llama-70B qkv, 80 tiles:
+            // 22.0-22.6 vs bulk's 22.4-23.7 us, results/2026-12-04-s36-routing-sweep.json), not
+            // Llama-70B down (2^27.8: bulk 46.4 vs 50.4) nor Qwen2-1.5B gate_up (140 tiles: 8.7 vs
+            // 11.2). Since session 42 as at M = 2-8 not where dect's 32-feature CTAs fill one wave
+            // over K <= 4096 (dect_tile_rank's tiles since session 36): libraries A B B A on the
+            // H100, both orders, MATE_PDL = 1 / 0, 0.63-0.69x / 0.73-0.79x (2048 x 4096), 0.82-0.89x
+            // (3584 x 3584, 3584 x 2560, 4096 x 2048), 0.88-0.98x (4096 x 3072), Llama-8B o
+            // 0.96-1.0x / 0.88-0.94x (bench/NOTES.md session 42)
+            9..=16 => {
+                let dect_one_wave = p.n() / 32 <= sms && p.k() <= 4096;
+                (WG_MIN_WEIGHTS..1 << 27).contains(&weights) && p.n() / 128 < sms && !dect_one_wave
+            }
             17..=32 => weights >= WG_MIN_WEIGHTS,
             33..=64 => bwg_m33_64_tile(p, sms).is_some(),
             m => m > DEC_MAX_M,
@@ -1008,7 +1015,10 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
             };
             let ring = split && bwg_ring_first(p, sms, t);
             let sliced = split && bwg_sliced(p, sms, t);
-            if let Some((i, _)) = pick(ring, sliced).or_else(|| pick(ring, false)).or_else(|| pick(false, false)) {
+            // a tile without a ring-first form keeps its sliced sum (the 64-token tile; before
+            // session 42 its short parts fell back to the plain split: 4096 x 2048 / 3072, 8192 x
+            // 1536 at M = 33-64 0.55-0.79x with it, H100, bench/NOTES.md session 42)
+            if let Some((i, _)) = pick(ring, sliced).or_else(|| pick(ring, false)).or_else(|| pick(false, sliced)).or_else(|| pick(false, false)) {
                 return Some(i);
             }
         }

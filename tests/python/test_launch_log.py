@@ -133,9 +133,9 @@ def test_forced_split_plans_in_process_and_restores():
     plan while it is set nor keeps the forced one after it is cleared."""
     from checkpoints import BOUND, errors, reference
 
-    # Llama-8B down / o: 32 tiles of 128 features; 256-token tiles split 4 ways (o at M = 256 takes
-    # 128-token tiles: src/plan/mod.rs bwg_m256_shallow), 16-token tiles split 8 ways (the ticket)
-    for K, M, routed in ((14336, 256, 4), (4096, 16, 8)):
+    # Llama-8B down and K = 8192 x N = 4096: 32 tiles of 128 features; 256-token tiles split 4 ways,
+    # 16-token tiles split 8 ways (the ticket; Llama-8B o at M = 16 is dect's since session 42)
+    for K, M, routed in ((14336, 256, 4), (8192, 16, 8)):
         ck = random_gptq(K, 4096, 128, True, torch.float16, "cuda")
         fr = frame_from_gptq_v2(ck)
         x = torch.randn(M, K, device="cuda").half()

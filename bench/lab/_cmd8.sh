@@ -10,7 +10,7 @@ set -u
 mkdir -p $OUT/r
 MATE_LIBRARY=$PWD/target/sl/libmate.so timeout 200 python3 -m pytest -q -m gpu tests/python/test_gpu_matrix.py \
   -k "bwg_variants_parity and _m32_n128_" -p no:cacheprovider 2>&1 | tail -2
-for a in mate_bwg_f16_sym_m32_n128_split_sl@4096@132@16@2048@24 mate_bwg_bf16_zp_m32_n128_split_sl@4160@20@9@2048@32; do
+for a in mate_bwg_f16_sym_m32_n128_split_sl@4096@132@16@2048@24 mate_bwg_bf16_zp_m32_n128_split_sl@4160@132@9@2048@32; do
   MATE_LIBRARY=$PWD/target/sl/libmate.so PYTORCH_NO_CUDA_MEMORY_CACHING=1 timeout 120 compute-sanitizer --tool racecheck \
     python3 bench/lab/racecheck_wrap.py $a 2>&1 | grep -E "RACECHECK SUMMARY|err " | head -2
 done

@@ -15,4 +15,16 @@ done
 MATE_PDL=0 timeout 200 python3 bench/routing_sweep.py --library $L --shapes $S --m 16,48 --dtype bfloat16 --zp \
   --json $OUT/r/sweep-bf16zp.json > $OUT/r/sweep-bf16zp.log 2>&1; echo "sweep bf16 zp rc $? ($(( $(date +%s) - t0 )) s)"
 grep -E "<|points" $OUT/r/sweep-bf16zp.log | cut -c1-160
+# a31f5ab's two rules were A/B'd in f16 group 128 only: the routed plans (dect at M = 9-16, the
+# 64-token sliced split at 33-64) against the old ones forced, in bf16 with zero points and group 32
+for pdl in 0 1; do
+  MATE_PDL=$pdl timeout 80 python3 bench/decode.py --library $L --arms mate,read --orders 2 --dtype bfloat16 --zp \
+    --shapes 2048x4096,4096x3072,3584x3584,llama8b.o,8192x1536 --m 9,16,48 \
+    --variants mate_bwg_bf16_zp_m16_n128_split,mate_bwg_bf16_zp_m64_n128_split_pre --json $OUT/r/cfg-bf16zp-pdl$pdl.json 2>&1 \
+    | grep -E "^\s+\S+ M=" | cut -c1-150
+  MATE_PDL=$pdl timeout 80 python3 bench/decode.py --library $L --arms mate,read --orders 2 --group 32 \
+    --shapes 2048x4096,4096x3072,3584x3584,llama8b.o,8192x1536 --m 9,16,48 \
+    --variants mate_bwg_f16_sym_m16_n128_split_pre,mate_bwg_f16_sym_m64_n128_split_pre --json $OUT/r/cfg-g32-pdl$pdl.json 2>&1 \
+    | grep -E "^\s+\S+ M=" | cut -c1-150
+done
 cd $OUT && tar czf r.tgz r && rm -rf r

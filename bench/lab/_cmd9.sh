@@ -18,13 +18,15 @@ grep -E "<|points" $OUT/r/sweep-bf16zp.log | cut -c1-160
 # a31f5ab's two rules were A/B'd in f16 group 128 only: the routed plans (dect at M = 9-16, the
 # 64-token sliced split at 33-64) against the old ones forced, in bf16 with zero points and group 32
 for pdl in 0 1; do
-  MATE_PDL=$pdl timeout 80 python3 bench/decode.py --library $L --arms mate,read --orders 2 --dtype bfloat16 --zp \
-    --shapes 2048x4096,4096x3072,3584x3584,llama8b.o,8192x1536 --m 9,16,48 \
-    --variants mate_bwg_bf16_zp_m16_n128_split,mate_bwg_bf16_zp_m64_n128_split_pre --json $OUT/r/cfg-bf16zp-pdl$pdl.json 2>&1 \
-    | grep -E "^\s+\S+ M=" | cut -c1-150
-  MATE_PDL=$pdl timeout 80 python3 bench/decode.py --library $L --arms mate,read --orders 2 --group 32 \
-    --shapes 2048x4096,4096x3072,3584x3584,llama8b.o,8192x1536 --m 9,16,48 \
-    --variants mate_bwg_f16_sym_m16_n128_split_pre,mate_bwg_f16_sym_m64_n128_split_pre --json $OUT/r/cfg-g32-pdl$pdl.json 2>&1 \
-    | grep -E "^\s+\S+ M=" | cut -c1-150
+  for cfg in "bf16zp:--dtype bfloat16 --zp:bf16_zp" "g32:--group 32:f16_sym"; do
+    tag=${cfg%%:*}; rest=${cfg#*:}; args=${rest%%:*}; v=${rest#*:}
+    pre=$([ $tag = g32 ] && echo _pre || true)
+    MATE_PDL=$pdl timeout 80 python3 bench/decode.py --library $L --arms mate,read --orders 2 $args \
+      --shapes 2048x4096,4096x3072,3584x3584,llama8b.o --m 9,16 --variants mate_bwg_${v}_m16_n128_split$pre \
+      --json $OUT/r/cfg-$tag-m16-pdl$pdl.json 2>&1 | grep -E "^\s+\S+ M=" | cut -c1-150
+    MATE_PDL=$pdl timeout 80 python3 bench/decode.py --library $L --arms mate,read --orders 2 $args \
+      --shapes 4096x3072,4096x2048,8192x1536 --m 33,48 --variants mate_bwg_${v}_m64_n128_split_pre \
+      --json $OUT/r/cfg-$tag-m48-pdl$pdl.json 2>&1 | grep -E "^\s+\S+ M=" | cut -c1-150
+  done
 done
 cd $OUT && tar czf r.tgz r && rm -rf r

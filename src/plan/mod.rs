@@ -792,8 +792,7 @@ pub fn prefer_bwg(p: &Problem, sms: i64) -> bool {
             2..=8 => {
                 // dect's 32-feature CTAs in one wave over a shallow K stay faster (Llama-8B o);
                 // the bulk family wherever it serves (Llama-8B qkv 8.5 vs 9.7 us)
-                let dect_one_wave = p.n() / 32 <= sms && p.k() <= 4096;
-                (WG_MIN_WEIGHTS..=1 << 25).contains(&weights) && p.n() / 128 < sms / 2 && !dect_one_wave && !prefer_bulk(p, sms)
+                (WG_MIN_WEIGHTS..=1 << 25).contains(&weights) && p.n() / 128 < sms / 2 && !dect_one_wave(p, sms) && !prefer_bulk(p, sms)
             }
             // since session 12 also 8B down (18.1 vs bulk's 19.1), results/2026-11-30-m9-16-sweep.json;
             // since session 36 up to 2^27 weights in fewer tiles than SMs (Llama-70B qkv, 80 tiles:
@@ -804,14 +803,17 @@ pub fn prefer_bwg(p: &Problem, sms: i64) -> bool {
             // H100, both orders, MATE_PDL = 1 / 0, 0.63-0.69x / 0.73-0.79x (2048 x 4096), 0.82-0.89x
             // (3584 x 3584, 3584 x 2560, 4096 x 2048), 0.88-0.98x (4096 x 3072), Llama-8B o
             // 0.96-1.0x / 0.88-0.94x (bench/NOTES.md session 42)
-            9..=16 => {
-                let dect_one_wave = p.n() / 32 <= sms && p.k() <= 4096;
-                (WG_MIN_WEIGHTS..1 << 27).contains(&weights) && p.n() / 128 < sms && !dect_one_wave
-            }
+            9..=16 => (WG_MIN_WEIGHTS..1 << 27).contains(&weights) && p.n() / 128 < sms && !dect_one_wave(p, sms),
             17..=32 => weights >= WG_MIN_WEIGHTS,
             33..=64 => bwg_m33_64_tile(p, sms).is_some(),
             m => m > DEC_MAX_M,
         }
+}
+
+/// Whether dect's 32-feature CTAs fill at most one wave of the SMs over a K of at most 4096: there
+/// dect stays faster than bwg at M = 2-16 ([`prefer_bwg`]).
+fn dect_one_wave(p: &Problem, sms: i64) -> bool {
+    p.n() / 32 <= sms && p.k() <= 4096
 }
 
 /// Weights (K x N elements) up to which bwg's 32-token tile serves M = 33-64 on layers at least as

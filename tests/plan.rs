@@ -4,7 +4,7 @@
 use mate::call::{Device, Problem};
 use mate::frame::{FrameMeta, GROUP_SIZES};
 use mate::plan::{
-    bulk_split, bulk_tile_features, bulk_whole_tile, dect_tile_rank, bulk_whole_tile_tokens, bwg_ring_first, bwg_sliced, bwg_split, bwg_tile_tokens, gather_programmatic, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, BULK_CTAS_PER_SM, prefer_cta_tiles, prefer_wgmma, Caps, Family, BWG_SLICED_ABOVE_BYTES, ACT_IN_LOOP_BELOW_WEIGHTS, ACT_IN_LOOP_MAX_M, DEC_MAX_M, VARIANTS,
+    bulk_m1_narrow_whole, bulk_split, bulk_tile_features, bulk_whole_tile, dect_tile_rank, bulk_whole_tile_tokens, bwg_ring_first, bwg_sliced, bwg_split, bwg_tile_tokens, gather_programmatic, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, BULK_CTAS_PER_SM, prefer_cta_tiles, prefer_wgmma, Caps, Family, BWG_SLICED_ABOVE_BYTES, ACT_IN_LOOP_BELOW_WEIGHTS, ACT_IN_LOOP_MAX_M, DEC_MAX_M, VARIANTS,
 };
 use mate::plan::variants::{bulk_chunks_per_stage, bwg_chunks_per_stage};
 use mate::device::params::WORKSPACE_TICKET_BYTES;
@@ -92,10 +92,10 @@ fn every_envelope_configuration_has_a_variant() {
                                 let ch = bulk_chunks_per_stage(v.tm, v.tn, v.pre) as i64;
                                 // the split is decided on the planned tile (below), whatever width
                                 // whole tiles then take
-                                let tn0 = if m == 1 { bulk_tile_features(&p, 132) } else { 128 };
+                                let tn0 = bulk_tile_features(&p, 132);
                                 let tm0 = if m == 1 { 1 } else if m <= 8 { 8 } else { 16 };
                                 let rule = bulk_split(&p, 132, tm0, tn0, v.pre);
-                                assert_eq!(v.split, rule.unit > 0);
+                                assert_eq!(v.split, rule.unit > 0 && !bulk_m1_narrow_whole(&p, 132));
                                 assert!(ctas >= 1 && ctas <= 2 * 132);
                                 if v.split {
                                     assert_eq!((ctas, pl.max_seg), (rule.ctas, rule.unit));
@@ -869,6 +869,11 @@ fn bulk_routing_is_pinned() {
         (28672, 8192, true, true, true, true),
         (1536, 17920, true, true, true, true),
         (8960, 1536, true, true, true, false),
+        // 2^23-2^24 weights at M = 1 (since session 43): bulk where dect's 32-feature CTAs would
+        // not fit one wave over K <= 4096 (3584 x 4608: 144 CTAs), dect where they do
+        (3584, 4608, true, true, true, false),
+        (4096, 3072, false, true, false, false),
+        (2048, 4096, false, true, false, false),
         (1536, 2048, false, false, false, false),
         (1536, 1536, false, false, false, false),
     ] {
@@ -885,9 +890,13 @@ fn bulk_routing_is_pinned() {
         }
     }
     // M = 2-8: 8-token x 32-feature tiles on layers of 2^23-2^26 weights at M = 2, at M = 3-4
-    // where the tiles fit one round of the slots, at M = 5-8 a quarter of it; else 128 features.
+    // where the tiles fit one round of the slots, at M = 5-8 a quarter of it, or (since session
+    // 43) half of it, or all of it over K <= 4096, where dect's 32-feature CTAs would not fit one
+    // wave (8192 x 2560 0.70-0.73x, 2048 x 8192 0.77-0.79x; Llama-8B qkv / down, 70B o as below);
+    // else 128 features.
     // (whole 128-feature tiles between the SMs and the slots run 160 or 112 features: bulk_whole_tile)
-    for (m, k, n, tn, tiled) in [(2, 4096, 6144, 32, 32), (4, 4096, 6144, 32, 32), (5, 4096, 6144, 128, 128), (2, 4096, 4096, 32, 32),
+    for (m, k, n, tn, tiled) in [(2, 4096, 6144, 32, 32), (4, 4096, 6144, 32, 32), (5, 4096, 6144, 32, 32), (8, 4096, 6144, 32, 32),
+                          (8, 14336, 4096, 32, 32), (8, 8192, 2560, 32, 32), (8, 2048, 8192, 32, 32), (2, 4096, 4096, 32, 32),
                           (4, 8192, 8192, 32, 32), (8, 8192, 8192, 128, 128), (2, 4096, 28672, 128, 112), (2, 8192, 10240, 128, 128),
                           (2, 1536, 17920, 32, 32), (4, 1536, 17920, 128, 160), (8, 8960, 1536, 32, 32), (2, 14336, 4096, 32, 32)] {
         let v = &VARIANTS[plan(&problem(m, k, n, 128, false, DType::F16), &caps).unwrap().variant];
@@ -904,7 +913,10 @@ fn bulk_routing_is_pinned() {
     }
     // M = 1: 128-feature tiles from 2^25 weights (bulk_tile_features), else 32; 32 also where
     // whole 32-feature tiles make one round of >= 90 % of the slots over K <= 8192 (Llama-70B o:
-    // 256 on 264; not 70B down, K = 28672).
+    // 256 on 264; not 70B down, K = 28672), and (since session 43, bulk_m1_narrow_whole) whole
+    // where 128-feature tiles would be fewer than the SMs and the 32-feature tiles fill at least
+    // half their last round (4096 x 14336, 5120 x 7168; not Llama-70B qkv: 320 tiles, 56 in the
+    // last round).
     // (whole tiles run the 8-token tile, Llama-8B gate_up's 112 features wide: bulk_whole_tile,
     // below; split plans the one-token tile)
     for (k, n, tn, tiled) in [(4096, 28672, 128, (8, 112)), (8192, 10240, 128, (1, 128)), (14336, 4096, 128, (1, 128)),
@@ -915,6 +927,17 @@ fn bulk_routing_is_pinned() {
         assert_eq!(bulk_tile_features(&problem(1, k, n, 128, false, DType::F16), 132), tn, "M=1 K={k} N={n}");
         let v = &VARIANTS[plan(&problem(1, k, n, 32, false, DType::BF16), &caps).unwrap().variant];
         assert_eq!((v.family, v.tn, v.pre), (Family::Bulk, tn, true), "M=1 K={k} N={n} group 32");
+    }
+    // bulk_m1_narrow_whole: symmetric post-scale frames only (group 32 and zero points keep the
+    // 128-feature split)
+    for (k, n) in [(4096, 14336), (5120, 7168), (8192, 14336)] {
+        let pl = plan(&problem(1, k, n, 128, false, DType::F16), &caps).unwrap();
+        let v = &VARIANTS[pl.variant];
+        assert_eq!((v.family, v.tm, v.tn, v.split, pl.split), (Family::Bulk, 8, 32, false, 1), "M=1 K={k} N={n}");
+        for (g, zeros) in [(32, false), (128, true)] {
+            let v = &VARIANTS[plan(&problem(1, k, n, g, zeros, DType::BF16), &caps).unwrap().variant];
+            assert_eq!((v.family, v.tn, v.split), (Family::Bulk, 128, true), "M=1 K={k} N={n} g{g} zp {zeros}");
+        }
     }
     let sm80 = Caps { wgmma: false, ..Caps::uniform(132, 2) };
     assert_ne!(VARIANTS[plan(&problem(1, 4096, 28672, 128, false, DType::F16), &sm80).unwrap().variant].family, Family::Bulk);

@@ -339,17 +339,20 @@ pub const BULK_MIN_WEIGHTS: i64 = 1 << 23;
 /// decode family would not fill the SMs (Qwen2-1.5B down: 6.9 vs 10.4 us), and on layers of 2^24
 /// weights where dect would fill them (Llama-8B o: 5.3 vs 6.0 us since session 12,
 /// results/2026-11-30-bulk-narrow-routed.json; it lost in session 4, 7.1 vs 6.5); it loses on
-/// the small Qwen2-1.5B qkv/o (2.6 vs 2.05 us). At M = 2-16 (128-feature tiles) it wins on
-/// layers of more than 2^24 weights (lab, bench/NOTES.md "Session 4"), and at M = 2-8 in
-/// 32-feature tiles where [`bulk_narrow_multi`] says (from 2^23 weights). No act order.
+/// the small Qwen2-1.5B qkv/o (2.6 vs 2.05 us). Since session 43 also from 2^23 weights where
+/// dect's 32-feature CTAs would not fit one wave over a K of at most 4096 ([`dect_one_wave`]):
+/// 3584 x 4608 (Qwen2-7B qkv) ran dect's 144 CTAs of 32 features in 10.7 us against bulk's
+/// 5.3 (H100, both orders, MATE_PDL 1 / 0: 0.49x / 0.56x; bench/NOTES.md session 43). At M = 2-16
+/// (128-feature tiles) it wins on layers of more than 2^24 weights (lab, bench/NOTES.md "Session
+/// 4"), and at M = 2-8 in 32-feature tiles where [`bulk_narrow_multi`] says (from 2^23 weights).
+/// No act order.
 pub fn prefer_bulk(p: &Problem, sms: i64) -> bool {
     let weights = p.k() * p.n();
     let big = weights > 2 * BULK_MIN_WEIGHTS;
-    p.m <= BULK_MAX_M
-        && !p.meta.has_perm
-        && (big
-            || (p.m == 1 && weights >= BULK_MIN_WEIGHTS && (weights >= 2 * BULK_MIN_WEIGHTS || !prefer_cta_tiles(p, sms)))
-            || bulk_narrow_multi(p, sms))
+    let m1 = p.m == 1
+        && weights >= BULK_MIN_WEIGHTS
+        && (weights >= 2 * BULK_MIN_WEIGHTS || !prefer_cta_tiles(p, sms) || !dect_one_wave(p, sms));
+    p.m <= BULK_MAX_M && !p.meta.has_perm && (big || m1 || bulk_narrow_multi(p, sms))
 }
 
 /// Weights (K x N elements) up to which the 8-token x 32-feature bulk tile serves ([`bulk_narrow_multi`]);
@@ -382,7 +385,9 @@ pub fn bulk_narrow_multi(p: &Problem, sms: i64) -> bool {
         && match p.m {
             2 => true,
             3..=4 => tiles <= slots,
-            5..=8 => 4 * tiles <= slots,
+            // since session 43 also half the slots, or all of them over K <= 4096, where dect's
+            // 32-feature CTAs would not fit one wave (dect keeps those: 4096 x 3072, Llama-8B o)
+            5..=8 => 4 * tiles <= slots || (tiles <= slots && (2 * tiles <= slots || p.k() <= 4096) && !dect_one_wave(p, sms)),
             _ => false,
         }
 }
@@ -408,11 +413,30 @@ pub fn bulk_tile_features(p: &Problem, sms: i64) -> u32 {
     let narrow_tiles = p.n() / 32;
     let slots = sms * BULK_CTAS_PER_SM;
     let one_round = narrow_tiles <= slots && 10 * narrow_tiles >= 9 * slots && p.k() <= 8192;
-    if p.k() * p.n() >= BULK_WIDE_M1_WEIGHTS && p.n() % 128 == 0 && !one_round {
+    if p.k() * p.n() >= BULK_WIDE_M1_WEIGHTS && p.n() % 128 == 0 && !one_round && !bulk_m1_narrow_whole(p, sms) {
         128
     } else {
         32
     }
+}
+
+/// bulk at M = 1: whole 32-feature tiles (the 8-token tile, [`bulk_whole_tile`]) where the
+/// 128-feature tiles would be fewer than the SMs (so split) and the 32-feature tiles fill at least
+/// half of their last round of the slots, over K <= 8192; symmetric, post-scale frames (the 8-token
+/// tile's whole form). Measured on the H100 (both orders, MATE_PDL 1 / 0, bench/NOTES.md session
+/// 43): 4096 x 14336 (448 tiles) 0.84x / 0.89x of the 128-feature split, 5120 x 7168 (224) 0.81x /
+/// 0.81x, 8192 x 14336 0.92x / 0.95x; Llama-70B qkv (320 tiles: a last round of 56) 1.20x / 1.01x,
+/// so not there.
+pub fn bulk_m1_narrow_whole(p: &Problem, sms: i64) -> bool {
+    let tiles = p.n() / 32;
+    let slots = sms * BULK_CTAS_PER_SM;
+    let last_round = tiles - (tiles - 1) / slots * slots;
+    p.m == 1
+        && !p.meta.has_zeros
+        && p.meta.group() % 64 == 0
+        && p.n() / 128 < sms
+        && p.k() <= 8192
+        && 2 * last_round >= slots
 }
 
 /// bulk: the tile width for whole tiles (None: not such a plan). At 1-8 tokens they run the
@@ -1037,7 +1061,7 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
         let tn = bulk_tile_features(p, sms);
         let bulk = candidates.clone().filter(|(_, v)| v.family == Family::Bulk);
         if let Some((_, t)) = bulk.clone().filter(|(_, v)| v.tn == tn).min_by_key(|(_, v)| (v.tm, v.pre)) {
-            let split = bulk_split(p, sms, t.tm, t.tn, t.pre).unit > 0;
+            let split = bulk_split(p, sms, t.tm, t.tn, t.pre).unit > 0 && !bulk_m1_narrow_whole(p, sms);
             let pick = |tm: u32, tn: u32| bulk.clone().find(|(_, v)| v.tm == tm && v.tn == tn && v.pre == t.pre && v.split == split);
             // whole tiles: the 8 / 16-token tile (bulk_whole_tile_tokens) in bulk_whole_tile's
             // width where this frame has that variant (post-scale: groups >= 64), else as wide

@@ -459,7 +459,8 @@ fn split_override_parses_or_names_the_rule() {
 fn bwg_sliced_sum_is_pinned() {
     // The sliced-sum tiles (Variant::sliced, bwg_sliced): even splits, one CTA a part, whose
     // tile's partials pass BWG_SLICED_ABOVE_BYTES, on the tiles that have the variant (the
-    // 32-token ring-first tile, the 64-token pre-scaled split tile). Qwen2-1.5B down at M = 17-32
+    // 32-token ring-first and (since session 43) plain split tiles, the 64-token pre-scaled split
+    // tile). Qwen2-1.5B down at M = 17-32
     // (17 parts of 16 KB) and Llama-8B down at M = 33-64 (8 of 32 KB) take it; Llama-8B o at
     // M = 17-32 (8 of 16 KB: 128 KB) and Llama-70B o / down at M = 33-64 (4 of 32 KB) do not, nor
     // Qwen2-1.5B down at M = 9-16 (17 of 8 KB: the 16-token tile has none). Since session 41
@@ -490,6 +491,11 @@ fn bwg_sliced_sum_is_pinned() {
         (33, 8192, 1536, 128, true, 64),
         (64, 4096, 3072, 128, true, 64),
         (48, 4096, 2048, 128, true, 64),
+        // since session 43 the 32-token plain split tile has a sliced form too: deep narrow layers
+        // at M = 17-32 whose parts are too deep for the ring-first rule (9-33 parts of 16 KB)
+        (24, 28672, 1024, 128, true, 32),
+        (17, 14336, 2048, -1, true, 32),
+        (32, 8960, 3072, 64, true, 32),
     ] {
         for (zp, dt) in [(false, DType::F16), (true, DType::BF16)] {
             let p = problem(m, k, n, g, zp, dt);

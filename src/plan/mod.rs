@@ -676,7 +676,11 @@ pub const BWG_SLICED_ABOVE_BYTES: i64 = 128 << 10;
 /// 0.88-0.91x on Qwen2-1.5B down at M = 24-32 (17 parts of 16 KB; its step at M = 32 0.92x) and
 /// 0.94-0.965x on Llama-8B down at M = 48-64 (8 parts of 32 KB; its step at M = 64 0.98x);
 /// 0.97-1.0x on Qwen2-1.5B down at M = 9-16 and 33-64, where its step at M = 16 ran 2.5 % slower,
-/// so those tiles (16 tokens, the 32-token plain split tile) have no sliced variant; at 64-128 KB
+/// so the 16-token tile has no sliced variant; the 32-token plain split tile has one since
+/// session 43, where 9-33 parts of deep narrow layers (TP-sharded down projections) sum 144-528 KB
+/// at M = 17-32: 0.71-0.86x on 28672 x 1024, 18944 x 1536, 14336 x 2048, 0.89-0.97x on 28672 x
+/// 2048, 8960 x 3072, 7168 x 3584, 27648 x 2560 (H100, libraries A B B A, MATE_PDL 1 / 0,
+/// bench/NOTES.md session 43); at 64-128 KB
 /// 1.01-1.11x slower (Llama-8B o / qkv / down, Llama-70B o / down): a part that waits for the last
 /// arrival notices it a poll late, and the parts that leave at once free their slots for the next
 /// kernel's programmatic start.

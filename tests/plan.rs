@@ -897,12 +897,13 @@ fn bulk_routing_is_pinned() {
     }
     // M = 2-8: 8-token x 32-feature tiles on layers of 2^23-2^26 weights at M = 2, at M = 3-4
     // where the tiles fit one round of the slots, at M = 5-8 a quarter of it, or (since session
-    // 43) half of it, or all of it over K <= 4096, where dect's 32-feature CTAs would not fit one
-    // wave (8192 x 2560 0.70-0.73x, 2048 x 8192 0.77-0.79x; Llama-8B qkv / down, 70B o as below);
+    // 43) where dect's 32-feature CTAs would not fit one wave, half of it below 2^25 weights
+    // (8192 x 2560, 7168 x 4096) or all of it over K <= 4096 up to 2^24 weights (2048 x 8192,
+    // 3584 x 4608); not Llama-8B qkv / down (the Llama-8B step at M = 8 ran slower with them);
     // else 128 features.
     // (whole 128-feature tiles between the SMs and the slots run 160 or 112 features: bulk_whole_tile)
-    for (m, k, n, tn, tiled) in [(2, 4096, 6144, 32, 32), (4, 4096, 6144, 32, 32), (5, 4096, 6144, 32, 32), (8, 4096, 6144, 32, 32),
-                          (8, 14336, 4096, 32, 32), (8, 8192, 2560, 32, 32), (8, 2048, 8192, 32, 32), (2, 4096, 4096, 32, 32),
+    for (m, k, n, tn, tiled) in [(2, 4096, 6144, 32, 32), (4, 4096, 6144, 32, 32), (5, 4096, 6144, 128, 128), (8, 4096, 6144, 128, 128),
+                          (8, 14336, 4096, 128, 128), (8, 8192, 2560, 32, 32), (8, 7168, 4096, 32, 32), (8, 2048, 8192, 32, 32), (6, 3584, 4608, 32, 32), (2, 4096, 4096, 32, 32),
                           (4, 8192, 8192, 32, 32), (8, 8192, 8192, 128, 128), (2, 4096, 28672, 128, 112), (2, 8192, 10240, 128, 128),
                           (2, 1536, 17920, 32, 32), (4, 1536, 17920, 128, 160), (8, 8960, 1536, 32, 32), (2, 14336, 4096, 32, 32)] {
         let v = &VARIANTS[plan(&problem(m, k, n, 128, false, DType::F16), &caps).unwrap().variant];

@@ -385,9 +385,19 @@ pub fn bulk_narrow_multi(p: &Problem, sms: i64) -> bool {
         && match p.m {
             2 => true,
             3..=4 => tiles <= slots,
-            // since session 43 also half the slots, or all of them over K <= 4096, where dect's
-            // 32-feature CTAs would not fit one wave (dect keeps those: 4096 x 3072, Llama-8B o)
-            5..=8 => 4 * tiles <= slots || (tiles <= slots && (2 * tiles <= slots || p.k() <= 4096) && !dect_one_wave(p, sms)),
+            // since session 43 also, where dect's 32-feature CTAs would not fit one wave (dect
+            // keeps those: 4096 x 3072, Llama-8B o), half the slots below 2^25 weights (8192 x
+            // 2560 0.68-0.75x, 7168 x 4096 0.92-1.0x), or all of them over K <= 4096 up to 2^24
+            // weights, where bwg's 16-token split served (2048 x 8192 0.78-0.82x, 3584 x 4608
+            // 0.80-0.99x). Not on the larger Llama-8B qkv / down (their 128-feature splits): per
+            // call 0.85-1.04x / 0.98-1.01x, but the Llama-8B step at M = 8 (all of mate's calls
+            // overlapping by PDL) 1.5-3 % slower with them (bench/NOTES.md session 43)
+            5..=8 => {
+                4 * tiles <= slots
+                    || (tiles <= slots
+                        && !dect_one_wave(p, sms)
+                        && ((2 * tiles <= slots && weights < 4 * BULK_MIN_WEIGHTS) || (p.k() <= 4096 && weights <= 2 * BULK_MIN_WEIGHTS)))
+            }
             _ => false,
         }
 }

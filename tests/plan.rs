@@ -4,7 +4,7 @@
 use mate::call::{Device, Problem};
 use mate::frame::{FrameMeta, GROUP_SIZES};
 use mate::plan::{
-    bulk_m1_narrow_whole, bulk_split, bulk_tile_features, bulk_whole_tile, dect_tile_rank, bulk_whole_tile_tokens, bwg_ring_first, bwg_sliced, bwg_split, bwg_tile_tokens, gather_programmatic, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, BULK_CTAS_PER_SM, prefer_cta_tiles, prefer_wgmma, Caps, Family, BWG_SLICED_ABOVE_BYTES, ACT_IN_LOOP_BELOW_WEIGHTS, ACT_IN_LOOP_MAX_M, DEC_MAX_M, VARIANTS,
+    bulk_m1_narrow_whole, bulk_split, bulk_tile_features, bulk_whole_tile, dect_tile_rank, bulk_whole_tile_tokens, bwg_ring_first, bwg_sliced, bwg_split, bwg_tile_tokens, gather_programmatic, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, prefer_cta_tiles, prefer_wgmma, Caps, Family, BWG_SLICED_ABOVE_BYTES, ACT_IN_LOOP_BELOW_WEIGHTS, ACT_IN_LOOP_MAX_M, DEC_MAX_M, VARIANTS,
 };
 use mate::plan::variants::{bulk_chunks_per_stage, bwg_chunks_per_stage};
 use mate::device::params::WORKSPACE_TICKET_BYTES;

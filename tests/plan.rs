@@ -1053,3 +1053,52 @@ fn programmatic_gather_is_pinned() {
         assert_eq!(gather_programmatic(&problem(m, k, n, 128, false, DType::F16)), want, "M={m} K={k} N={n}");
     }
 }
+
+#[test]
+fn random_problems_plan_within_their_variant() {
+    // Beyond the pinned shapes: 4000 pseudo-random problems of the frame envelope (K, N multiples
+    // of 64 up to 32768 x 65536, every group size, both dtypes, zero points, M from 1 to 4096, SM
+    // counts from 1 to 132, sm_90 and sm_80) plan without error, deterministically, into a variant
+    // of their own configuration whose tile holds M where the family does not take m-tiles, with
+    // a grid that fits the launch limits and a workspace wherever the variant splits K.
+    let mut s: u64 = 0x5eed_2026_1206;
+    let mut next = |n: u64| {
+        s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (s >> 33) % n
+    };
+    let ms = [1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 17, 24, 32, 33, 40, 48, 64, 65, 96, 128, 144, 200, 256, 300, 512, 1000, 4096];
+    for _ in 0..4000 {
+        let g = GROUP_SIZES[next(GROUP_SIZES.len() as u64) as usize];
+        let unit = if g == -1 { 64 } else { g.max(64) };
+        let k = unit * (1 + next((32768 / unit) as u64) as i64);
+        let n = 64 * (1 + next(1024) as i64);
+        let m = ms[next(ms.len() as u64) as usize];
+        let zeros = next(2) == 1;
+        let dtype = if next(2) == 1 { DType::BF16 } else { DType::F16 };
+        let sms = [132, 132, 100, 66, 33, 7, 1][next(7) as usize];
+        let caps = Caps { wgmma: next(5) != 0, ..Caps::uniform(sms, 2) };
+        let p = problem(m, k, n, g, zeros, dtype);
+        let what = format!("M={m} K={k} N={n} g={g} zp={zeros} {dtype:?} sms={sms} wgmma={}", caps.wgmma);
+        let pl = plan(&p, &caps).unwrap_or_else(|e| panic!("{what}: {e}"));
+        assert_eq!(plan(&p, &caps).unwrap().variant, pl.variant, "{what}: deterministic");
+        let v = &VARIANTS[pl.variant];
+        assert_eq!((v.dtype, v.zeros), (dtype, zeros), "{what}: {}", v.symbol);
+        assert!(caps.wgmma || !matches!(v.family, Family::Wg | Family::Bulk | Family::Bwg), "{what}: {} needs wgmma", v.symbol);
+        if g == 32 && matches!(v.family, Family::Bulk | Family::Bwg | Family::Dect) {
+            assert!(v.pre, "{what}: group 32 is pre-scaled ({})", v.symbol);
+        }
+        if matches!(v.family, Family::Dec | Family::Dect | Family::Bulk) {
+            assert!(m <= v.tm as i64, "{what}: {} holds M", v.symbol);
+        }
+        assert_eq!(pl.block[0], v.threads(), "{what}");
+        assert!(pl.grid.iter().all(|&d| d >= 1) && pl.grid[1] <= 65535 && pl.grid[2] <= 65535, "{what}: grid {:?}", pl.grid);
+        if matches!(v.family, Family::Bulk | Family::Bwg) {
+            assert!(pl.grid[0] as i64 <= v.ctas_per_sm() as i64 * sms.max(1) * 2, "{what}: {} grid {:?}", v.symbol, pl.grid);
+        }
+        if v.split && pl.split > 1 && pl.cluster == 1 {
+            // (a paired split's two parts sum through distributed shared memory: no workspace)
+            assert!(pl.workspace_bytes > 0, "{what}: {} splits K without a workspace", v.symbol);
+        }
+        assert!(pl.workspace_bytes >= 0 && pl.sms == sms, "{what}");
+    }
+}

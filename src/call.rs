@@ -24,6 +24,11 @@ pub struct Problem {
     pub has_bias: bool,
     /// The SM-count override of this call, if any (validated > 0).
     pub num_sms: Option<i64>,
+    /// The launch context: whether a programmatic launch here would overlap its predecessor (one
+    /// of mate's triggering kernels, or an eager stream: crate::device::launch_overlaps). Plans may
+    /// differ by it (src/plan/mod.rs); true where nothing tells (the CPU, a workspace query, which
+    /// answers for both).
+    pub overlap: bool,
 }
 
 impl Problem {
@@ -185,7 +190,7 @@ pub fn validate(call: &GemmCall, frame_meta: &[i64], with_out: bool) -> Result<V
     } else {
         None
     };
-    let problem = Problem { m, meta, dtype, device, x_row_stride, has_bias: call.bias.present, num_sms };
+    let problem = Problem { m, meta, dtype, device, x_row_stride, has_bias: call.bias.present, num_sms, overlap: true };
 
     if call.workspace.present {
         let w = &call.workspace;
@@ -247,13 +252,14 @@ fn check_out(call: &GemmCall, p: &Problem, dtype: DType) -> Result<()> {
 /// entry's contract). With `own_workspace` (the op) such a call uses the op's own buffer
 /// (src/device/workspace.rs) and always returns 0.
 pub fn run(call: &GemmCall, frame_meta: &[i64], own_workspace: bool) -> Result<i64> {
-    let p = validate(call, frame_meta, true)?.problem;
+    let mut p = validate(call, frame_meta, true)?.problem;
     if p.m == 0 {
         return Ok(0);
     }
     match p.device {
         Device::Cpu => crate::reference::run(&p, call).map(|_| 0),
         Device::Cuda(index) => {
+            p.overlap = crate::device::launch_overlaps(index, call.stream)?;
             let plan = crate::plan::plan(&p, &crate::device::registry::device(index)?.caps)?;
             if plan.workspace_bytes > 0 {
                 if !call.workspace.present {
@@ -291,10 +297,15 @@ pub fn workspace_bytes(x: &TensorDesc, frame_meta: &[i64], num_sms: Option<i64>)
     if let Some(s) = num_sms {
         ensure!(s > 0, "num_sms", s, "must be a positive SM count, or None for the device's")?;
     }
-    let p = Problem { m, meta, dtype, device, x_row_stride, has_bias: false, num_sms };
+    let p = Problem { m, meta, dtype, device, x_row_stride, has_bias: false, num_sms, overlap: true };
     match device {
         Device::Cpu => Ok(0),
         _ if m == 0 => Ok(0),
-        Device::Cuda(index) => Ok(crate::plan::plan(&p, &crate::device::registry::device(index)?.caps)?.workspace_bytes),
+        Device::Cuda(index) => {
+            // the call's launch context is not known here: the larger of its two plans' needs
+            let caps = &crate::device::registry::device(index)?.caps;
+            let plain = Problem { overlap: false, ..p };
+            Ok(crate::plan::plan(&p, caps)?.workspace_bytes.max(crate::plan::plan(&plain, caps)?.workspace_bytes))
+        }
     }
 }

@@ -19,6 +19,7 @@ fn problem(m: i64, k: i64, n: i64, g: i64, zeros: bool, dtype: DType) -> Problem
         x_row_stride: k,
         has_bias: false,
         num_sms: None,
+        overlap: true,
     }
 }
 
@@ -876,9 +877,10 @@ fn bulk_routing_is_pinned() {
         (1536, 17920, true, true, true, true),
         (8960, 1536, true, true, true, false),
         // 2^23-2^24 weights at M = 1 (since session 43): bulk where dect's 32-feature CTAs would
-        // not fit one wave over K <= 4096 (3584 x 4608: 144 CTAs), dect where they do
+        // not fit one wave over K <= 4096 (3584 x 4608: 144 CTAs) or fit it over K > 2048, dect
+        // where they fit it over K <= 2048
         (3584, 4608, true, true, true, false),
-        (4096, 3072, false, true, false, false),
+        (4096, 3072, true, true, false, false), // (bulk_m1_dect_wave, launch_context_routing_is_pinned)
         (2048, 4096, false, true, false, false),
         (1536, 2048, false, false, false, false),
         (1536, 1536, false, false, false, false),
@@ -1077,8 +1079,9 @@ fn random_problems_plan_within_their_variant() {
         let dtype = if next(2) == 1 { DType::BF16 } else { DType::F16 };
         let sms = [132, 132, 100, 66, 33, 7, 1][next(7) as usize];
         let caps = Caps { wgmma: next(5) != 0, ..Caps::uniform(sms, 2) };
-        let p = problem(m, k, n, g, zeros, dtype);
-        let what = format!("M={m} K={k} N={n} g={g} zp={zeros} {dtype:?} sms={sms} wgmma={}", caps.wgmma);
+        let overlap = next(2) == 1;
+        let p = Problem { overlap, ..problem(m, k, n, g, zeros, dtype) };
+        let what = format!("M={m} K={k} N={n} g={g} zp={zeros} {dtype:?} sms={sms} wgmma={} overlap={overlap}", caps.wgmma);
         let pl = plan(&p, &caps).unwrap_or_else(|e| panic!("{what}: {e}"));
         assert_eq!(plan(&p, &caps).unwrap().variant, pl.variant, "{what}: deterministic");
         let v = &VARIANTS[pl.variant];
@@ -1101,4 +1104,52 @@ fn random_problems_plan_within_their_variant() {
         }
         assert!(pl.workspace_bytes >= 0 && pl.sms == sms, "{what}");
     }
+}
+
+#[test]
+fn launch_context_routing_is_pinned() {
+    // Problem::overlap: behind one of mate's kernels a programmatic launch overlaps (the split
+    // plans start early), else whole tiles win (bench/NOTES.md session 43). M = 1, 2^23-2^24
+    // weights where dect's CTAs fit one wave over 2048 < K <= 4096 (bulk_m1_dect_wave): the
+    // 128-feature split with overlap, whole 8 x 32 tiles without; dect over K <= 2048 and with
+    // zero points in both. M = 5-8: Llama-8B qkv in whole 8 x 32 tiles only without overlap.
+    let caps = Caps::uniform(132, 2);
+    let pick = |m, k, n, zp, overlap| {
+        let p = Problem { overlap, ..problem(m, k, n, 128, zp, if zp { DType::BF16 } else { DType::F16 }) };
+        let v = &VARIANTS[plan(&p, &caps).unwrap().variant];
+        (v.family, v.tm, v.tn, v.split)
+    };
+    for (k, n) in [(4096, 3072), (3584, 3584)] {
+        assert_eq!(pick(1, k, n, false, true), (Family::Bulk, 1, 128, true), "M=1 K={k} N={n} overlap");
+        assert_eq!(pick(1, k, n, false, false), (Family::Bulk, 8, 32, false), "M=1 K={k} N={n} plain");
+        for overlap in [true, false] {
+            assert_eq!(pick(1, k, n, true, overlap).0, Family::Dect, "M=1 K={k} N={n} zp");
+        }
+    }
+    for overlap in [true, false] {
+        assert_eq!(pick(1, 2048, 4096, false, overlap).0, Family::Dect);
+        assert_eq!(pick(1, 3584, 4608, false, overlap), (Family::Bulk, 8, 32, false), "not context-dependent");
+    }
+    for m in [5, 8] {
+        assert_eq!(pick(m, 4096, 6144, false, true), (Family::Bulk, 8, 128, true), "M={m} Llama-8B qkv overlap");
+        assert_eq!(pick(m, 4096, 6144, false, false), (Family::Bulk, 8, 32, false), "M={m} Llama-8B qkv plain");
+    }
+    // M = 2-8 without overlap: whole 8 x 32 tiles where they fill a third of the slots or more
+    // (bulk_plain_fill); 8192 x 2560 (80 tiles) keeps its split; 4096 x 3072 at M = 4 whole, at
+    // M = 8 dect (its CTAs fit one wave)
+    assert_eq!(pick(4, 4096, 3072, false, false), (Family::Bulk, 8, 32, false));
+    assert_eq!(pick(4, 4096, 3072, false, true), (Family::Bulk, 8, 32, true));
+    assert_eq!(pick(8, 4096, 3072, false, false).0, Family::Dect);
+    assert_eq!(pick(4, 14336, 4096, false, false), (Family::Bulk, 8, 32, true), "Llama-8B down: K > 8192");
+    for m in [4, 8] {
+        assert_eq!(pick(m, 7168, 4096, false, true), (Family::Bulk, 8, 32, true), "M={m} 7168 x 4096 overlap");
+        assert_eq!(pick(m, 7168, 4096, false, false), (Family::Bulk, 8, 32, false), "M={m} 7168 x 4096 plain");
+        assert_eq!(pick(m, 8192, 2560, false, false), (Family::Bulk, 8, 32, true), "M={m} 8192 x 2560 plain");
+    }
+    assert_eq!(pick(8, 8192, 8192, false, true), (Family::Bulk, 8, 128, true), "Llama-70B o M=8 overlap");
+    assert_eq!(pick(8, 8192, 8192, false, false), (Family::Bulk, 8, 32, false), "Llama-70B o M=8 plain");
+    // the plain problem is cached apart from the overlapping one
+    let a = plan(&problem(1, 4096, 3072, 128, false, DType::F16), &caps).unwrap();
+    let b = plan(&Problem { overlap: false, ..problem(1, 4096, 3072, 128, false, DType::F16) }, &caps).unwrap();
+    assert_ne!(a.variant, b.variant);
 }

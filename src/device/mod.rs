@@ -83,7 +83,10 @@ pub fn launch(p: &Problem, plan: &Plan, call: &GemmCall) -> Result<()> {
     if let Some(a) = x_arg.as_mut() {
         args[1] = a as *mut tma::WgXArg as *mut c_void;
     }
-    let pdl = v.programmatic_launch() && dev.capability.0 >= 9 && d.cuLaunchKernelEx.is_some() && pdl_enabled()? && behind_triggers(d, dev, call.stream)?;
+    // the call's launch context (call::run asked launch_overlaps before planning); behind a
+    // gather, the GEMM's own predecessor is the gather
+    let overlaps = if plan.x_gather_at.is_some() { overlaps_here(d, dev, call.stream)? } else { p.overlap };
+    let pdl = v.programmatic_launch() && overlaps;
     if plan.cluster > 1 && d.cuLaunchKernelEx.is_none() {
         return Err(Error::Internal(format!(
             "{} is planned in clusters of {} CTAs, which need cuLaunchKernelEx (CUDA 12 driver or newer); this driver has none",
@@ -223,6 +226,17 @@ unsafe fn launch_ex(
     };
     let launch_ex = d.cuLaunchKernelEx.expect("checked by the caller");
     launch_ex(&config, f, args, std::ptr::null_mut())
+}
+
+/// The launch context of a call on `stream` (Problem::overlap): whether a programmatic launch
+/// there would overlap its predecessor: Hopper, the driver's cuLaunchKernelEx, `MATE_PDL` not 0,
+/// and [`behind_triggers`].
+pub fn launch_overlaps(index: i32, stream: usize) -> Result<bool> {
+    overlaps_here(driver::driver()?, registry::device(index)?, stream)
+}
+
+fn overlaps_here(d: &driver::Driver, dev: &registry::DeviceState, stream: usize) -> Result<bool> {
+    Ok(dev.capability.0 >= 9 && d.cuLaunchKernelEx.is_some() && pdl_enabled()? && behind_triggers(d, dev, stream)?)
 }
 
 /// Whether a programmatic launch on `stream` can overlap its predecessor. Behind a kernel that

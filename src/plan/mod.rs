@@ -145,6 +145,7 @@ struct PlanKey {
     occupancy_sum: i64,
     wgmma: bool,
     has_perm: bool,
+    overlap: bool,
 }
 
 static CACHE: Lazy<RwLock<HashMap<PlanKey, Plan>>> = Lazy::new(|| RwLock::new(HashMap::new()));
@@ -351,8 +352,46 @@ pub fn prefer_bulk(p: &Problem, sms: i64) -> bool {
     let big = weights > 2 * BULK_MIN_WEIGHTS;
     let m1 = p.m == 1
         && weights >= BULK_MIN_WEIGHTS
-        && (weights >= 2 * BULK_MIN_WEIGHTS || !prefer_cta_tiles(p, sms) || !dect_one_wave(p, sms));
+        && (weights >= 2 * BULK_MIN_WEIGHTS || !prefer_cta_tiles(p, sms) || !dect_one_wave(p, sms) || bulk_m1_dect_wave(p, sms));
     p.m <= BULK_MAX_M && !p.meta.has_perm && (big || m1 || bulk_narrow_multi(p, sms))
+}
+
+/// M = 1 on symmetric post-scale layers of 2^23-2^24 weights where dect's 32-feature CTAs fit one
+/// wave over 2048 < K <= 4096 ([`dect_one_wave`]): bulk, in a tile chosen by the launch context
+/// (Problem::overlap): behind one of mate's kernels (a programmatic launch overlaps) the
+/// 128-feature split, else whole 32-feature tiles ([`bulk_tile_features`], [`bulk_m1_narrow_whole`]).
+/// Forced on the H100 (bench/NOTES.md session 43, both orders): 4096 x 3072 / 3584 x 3584, the
+/// 128-feature split 0.79x / 0.91x of dect with PDL but 1.04x / 1.12x without; the whole 8 x 32
+/// tile 0.83x / 0.83x without, 0.98x / 1.01x with. dect keeps K <= 2048 (2048 x 4096: 1.03-1.09x).
+pub fn bulk_m1_dect_wave(p: &Problem, sms: i64) -> bool {
+    let weights = p.k() * p.n();
+    p.m == 1
+        && (BULK_MIN_WEIGHTS..2 * BULK_MIN_WEIGHTS).contains(&weights)
+        && dect_one_wave(p, sms)
+        && p.k() > 2048
+        && !p.meta.has_zeros
+        && p.meta.group() % 64 == 0
+        && p.n() % 128 == 0
+}
+
+/// Without overlap (Problem::overlap false), at M = 2-8: whether `tiles` 32-feature tiles fill
+/// between a third and all of the slots; there the 8 x 32 tiles run whole ([`bulk_plain_whole`]),
+/// at M = 5-8 also where dect's CTAs would not fit one wave ([`bulk_narrow_multi`]). Forced on the
+/// H100 (bench/NOTES.md session 43, bench/lab/context_diff.py): without PDL whole 8 x 32 tiles
+/// 0.87x / 0.90x of the routed splits on 7168 x 4096 at M = 4 / 8, 0.88x on 3584 x 4608 and 0.98x
+/// on 5120 x 7168 and Llama-70B o at M = 8, each 1.03-1.15x with PDL; at M = 2 / 4 0.80-0.90x on
+/// 3584 x 3584, 4096 x 3072 (one order); 8192 x 2560 (80 tiles, 30 % of the slots) keeps its
+/// split in both, and so does Llama-8B down over K = 14336 (whole 1.06x / 1.09x at M = 4 / 8
+/// without PDL): K <= 8192.
+fn bulk_plain_fill(p: &Problem, sms: i64, tiles: i64) -> bool {
+    let slots = sms * BULK_CTAS_PER_SM;
+    !p.overlap && (2..=8).contains(&p.m) && p.k() <= 8192 && tiles <= slots && 3 * tiles >= slots
+}
+
+/// The 32-feature tiles of [`bulk_plain_fill`] run whole (symmetric post-scale frames: the
+/// 8-token tile's whole form).
+pub fn bulk_plain_whole(p: &Problem, sms: i64) -> bool {
+    !p.meta.has_zeros && p.meta.group() % 64 == 0 && bulk_narrow_multi(p, sms) && bulk_plain_fill(p, sms, p.n() / 32)
 }
 
 /// Weights (K x N elements) up to which the 8-token x 32-feature bulk tile serves ([`bulk_narrow_multi`]);
@@ -391,12 +430,15 @@ pub fn bulk_narrow_multi(p: &Problem, sms: i64) -> bool {
             // weights, where bwg's 16-token split served (2048 x 8192 0.78-0.82x, 3584 x 4608
             // 0.80-0.99x). Not on the larger Llama-8B qkv / down (their 128-feature splits): per
             // call 0.85-1.04x / 0.98-1.01x, but the Llama-8B step at M = 8 (all of mate's calls
-            // overlapping by PDL) 1.5-3 % slower with them (bench/NOTES.md session 43)
+            // overlapping by PDL) 1.5-3 % slower with them (bench/NOTES.md session 43); where a
+            // programmatic launch would not overlap (Problem::overlap), the K <= 4096 arm at any
+            // size (Llama-8B qkv without PDL: 0.85x / 0.92x at M = 6 / 8)
             5..=8 => {
                 4 * tiles <= slots
+                    || (bulk_plain_fill(p, sms, tiles) && !dect_one_wave(p, sms))
                     || (tiles <= slots
                         && !dect_one_wave(p, sms)
-                        && ((2 * tiles <= slots && weights < 4 * BULK_MIN_WEIGHTS) || (p.k() <= 4096 && weights <= 2 * BULK_MIN_WEIGHTS)))
+                        && ((2 * tiles <= slots && weights < 4 * BULK_MIN_WEIGHTS) || (p.k() <= 4096 && (weights <= 2 * BULK_MIN_WEIGHTS || !p.overlap))))
             }
             _ => false,
         }
@@ -419,6 +461,9 @@ pub const BULK_WIDE_M1_WEIGHTS: i64 = 1 << 25;
 pub fn bulk_tile_features(p: &Problem, sms: i64) -> u32 {
     if p.m > 1 {
         return if bulk_narrow_multi(p, sms) { 32 } else { 128 };
+    }
+    if bulk_m1_dect_wave(p, sms) {
+        return if p.overlap { 128 } else { 32 };
     }
     let narrow_tiles = p.n() / 32;
     let slots = sms * BULK_CTAS_PER_SM;
@@ -444,9 +489,7 @@ pub fn bulk_m1_narrow_whole(p: &Problem, sms: i64) -> bool {
     p.m == 1
         && !p.meta.has_zeros
         && p.meta.group() % 64 == 0
-        && p.n() / 128 < sms
-        && p.k() <= 8192
-        && 2 * last_round >= slots
+        && ((p.n() / 128 < sms && p.k() <= 8192 && 2 * last_round >= slots) || (!p.overlap && bulk_m1_dect_wave(p, sms)))
 }
 
 /// bulk: the tile width for whole tiles (None: not such a plan). At 1-8 tokens they run the
@@ -1075,7 +1118,7 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
         let tn = bulk_tile_features(p, sms);
         let bulk = candidates.clone().filter(|(_, v)| v.family == Family::Bulk);
         if let Some((_, t)) = bulk.clone().filter(|(_, v)| v.tn == tn).min_by_key(|(_, v)| (v.tm, v.pre)) {
-            let split = bulk_split(p, sms, t.tm, t.tn, t.pre).unit > 0 && !bulk_m1_narrow_whole(p, sms);
+            let split = bulk_split(p, sms, t.tm, t.tn, t.pre).unit > 0 && !bulk_m1_narrow_whole(p, sms) && !bulk_plain_whole(p, sms);
             let pick = |tm: u32, tn: u32| bulk.clone().find(|(_, v)| v.tm == tm && v.tn == tn && v.pre == t.pre && v.split == split);
             // whole tiles: the 8 / 16-token tile (bulk_whole_tile_tokens) in bulk_whole_tile's
             // width where this frame has that variant (post-scale: groups >= 64), else as wide
@@ -1129,6 +1172,7 @@ pub fn plan(p: &Problem, caps: &Caps) -> Result<Plan> {
         occupancy_sum: caps.occupancy.iter().map(|&o| o as i64).sum(),
         wgmma: caps.wgmma,
         has_perm: p.meta.has_perm,
+        overlap: p.overlap,
     };
     // forced plans (a variant, a split, no pairs) bypass the cache both ways
     let cacheable = forced.is_none() && FORCED_SPLIT.load(Ordering::Relaxed) == 0 && PAIRS.load(Ordering::Relaxed);

@@ -1113,6 +1113,7 @@ fn launch_context_routing_is_pinned() {
     // weights where dect's CTAs fit one wave over 2048 < K <= 4096 (bulk_m1_dect_wave): the
     // 128-feature split with overlap, whole 8 x 32 tiles without; dect over K <= 2048 and with
     // zero points in both. M = 5-8: Llama-8B qkv in whole 8 x 32 tiles only without overlap.
+    // Session 44's rules below (library A/B on the H100, bench/NOTES.md session 44).
     let caps = Caps::uniform(132, 2);
     let pick = |m, k, n, zp, overlap| {
         let p = Problem { overlap, ..problem(m, k, n, 128, zp, if zp { DType::BF16 } else { DType::F16 }) };
@@ -1135,11 +1136,38 @@ fn launch_context_routing_is_pinned() {
         assert_eq!(pick(m, 4096, 6144, false, false), (Family::Bulk, 8, 32, false), "M={m} Llama-8B qkv plain");
     }
     // M = 2-8 without overlap: whole 8 x 32 tiles where they fill a third of the slots or more
-    // (bulk_plain_fill); 8192 x 2560 (80 tiles) keeps its split; 4096 x 3072 at M = 4 whole, at
-    // M = 8 dect (its CTAs fit one wave)
+    // (bulk_plain_fill); 8192 x 2560 (80 tiles) keeps its split; 4096 x 3072 whole at M = 4, and
+    // since session 44 at M = 5-8 too (dect's one-wave layers over K > 3072, symmetric; dect with
+    // overlap, over K <= 3072 and with zero points)
     assert_eq!(pick(4, 4096, 3072, false, false), (Family::Bulk, 8, 32, false));
     assert_eq!(pick(4, 4096, 3072, false, true), (Family::Bulk, 8, 32, true));
-    assert_eq!(pick(8, 4096, 3072, false, false).0, Family::Dect);
+    for (k, n) in [(4096, 3072), (3584, 3584), (4096, 4096)] {
+        for m in [5, 8] {
+            assert_eq!(pick(m, k, n, false, false), (Family::Bulk, 8, 32, false), "M={m} K={k} N={n} plain");
+            assert_eq!(pick(m, k, n, false, true).0, Family::Dect, "M={m} K={k} N={n} overlap");
+            assert_eq!(pick(m, k, n, true, false).0, Family::Dect, "M={m} K={k} N={n} zp plain");
+        }
+    }
+    assert_eq!(pick(8, 3072, 4096, false, false).0, Family::Dect, "3072 x 4096: K <= 3072");
+    // without overlap at M = 4-16, whole 112-feature tiles where they make one round of >= 90 % of
+    // the SMs (bulk_plain_balanced: 4096 x 14336, 128 tiles); the splits with overlap
+    for m in [4, 8, 12, 16] {
+        let tm = if m <= 8 { 8 } else { 16 };
+        for k in [4096, 8192] {
+            assert_eq!(pick(m, k, 14336, false, false), (Family::Bulk, tm, 112, false), "M={m} K={k} N=14336 plain");
+            assert_eq!(pick(m, k, 14336, false, true).3, true, "M={m} K={k} N=14336 overlap");
+        }
+    }
+    assert_eq!(pick(2, 4096, 14336, false, false).2, 32, "M = 2 keeps its 32-feature tiles");
+    // M = 2-4 on deep layers above 2^26 weights whose 8 x 32 tiles fit half the slots: split 8 x 32
+    // tiles in both contexts (18944 x 3584); 14336 x 8192 (256 tiles) keeps 128-feature tiles
+    for overlap in [true, false] {
+        for m in [2, 4] {
+            assert_eq!(pick(m, 18944, 3584, false, overlap), (Family::Bulk, 8, 32, true), "M={m} 18944 x 3584");
+            assert_eq!(pick(m, 14336, 8192, false, overlap).2, 128, "M={m} 14336 x 8192");
+        }
+        assert_eq!(pick(8, 18944, 3584, false, overlap).2, 128, "M=8 18944 x 3584");
+    }
     assert_eq!(pick(4, 14336, 4096, false, false), (Family::Bulk, 8, 32, true), "Llama-8B down: K > 8192");
     for m in [4, 8] {
         assert_eq!(pick(m, 7168, 4096, false, true), (Family::Bulk, 8, 32, true), "M={m} 7168 x 4096 overlap");

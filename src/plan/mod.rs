@@ -398,6 +398,12 @@ pub fn bulk_plain_whole(p: &Problem, sms: i64) -> bool {
 /// with zero points, up to the second.
 pub const BULK_NARROW_MAX_WEIGHTS: i64 = 1 << 26;
 pub const BULK_NARROW_ZP_MAX_WEIGHTS: i64 = 1 << 25;
+/// At M = 2-4 the 8 x 32 tiles also serve up to these weights where they fit half of the slots
+/// (so split; [`bulk_narrow_multi`]): 18944 x 3584 (Qwen2-7B down, 2^26.02 weights, 112 tiles) at M =
+/// 2 / 4 0.86x / 0.93x of the 128-feature split without PDL, 0.89x / 0.93x with (routing sweep,
+/// H100, bench/NOTES.md session 44); Llama-8B gate_up (896 tiles) and Llama-70B down (2^27.8)
+/// keep the 128-feature tiles.
+pub const BULK_NARROW_DEEP_MAX_WEIGHTS: i64 = 1 << 27;
 
 /// bulk: whether M = 2-8 tokens go in 8-token x 32-feature tiles (the one-token tile's 16-chunk
 /// stages, every consumer warp a chunk phase of both stripes) rather than 128-feature tiles or the
@@ -418,7 +424,8 @@ pub fn bulk_narrow_multi(p: &Problem, sms: i64) -> bool {
     let weights = p.k() * p.n();
     let tiles = p.n() / 32;
     let slots = sms * BULK_CTAS_PER_SM;
-    (BULK_MIN_WEIGHTS..=BULK_NARROW_MAX_WEIGHTS).contains(&weights)
+    let deep = p.m <= 4 && 2 * tiles <= slots && (BULK_NARROW_MAX_WEIGHTS..BULK_NARROW_DEEP_MAX_WEIGHTS).contains(&weights);
+    ((BULK_MIN_WEIGHTS..=BULK_NARROW_MAX_WEIGHTS).contains(&weights) || deep)
         && p.meta.group() % 64 == 0
         && (!p.meta.has_zeros || weights <= BULK_NARROW_ZP_MAX_WEIGHTS)
         && match p.m {
@@ -432,10 +439,14 @@ pub fn bulk_narrow_multi(p: &Problem, sms: i64) -> bool {
             // call 0.85-1.04x / 0.98-1.01x, but the Llama-8B step at M = 8 (all of mate's calls
             // overlapping by PDL) 1.5-3 % slower with them (bench/NOTES.md session 43); where a
             // programmatic launch would not overlap (Problem::overlap), the K <= 4096 arm at any
-            // size (Llama-8B qkv without PDL: 0.85x / 0.92x at M = 6 / 8)
+            // size (Llama-8B qkv without PDL: 0.85x / 0.92x at M = 6 / 8); since session 44 without
+            // overlap also on dect's one-wave layers over K > 3072, symmetric (whole 8 x 32 tiles
+            // 0.87-0.92x of dect on 4096 x 3072 / 3584 x 3584 / Llama-8B o at M = 5 / 8, library
+            // A/B on the H100, bench/NOTES.md session 44; 1.06-1.15x with PDL, so not there;
+            // 3072 x 4096 0.98x / 1.04x; whole tiles over K <= 2048 not measured: dect keeps K <= 3072)
             5..=8 => {
                 4 * tiles <= slots
-                    || (bulk_plain_fill(p, sms, tiles) && !dect_one_wave(p, sms))
+                    || (bulk_plain_fill(p, sms, tiles) && (!dect_one_wave(p, sms) || (p.k() > 3072 && !p.meta.has_zeros)))
                     || (tiles <= slots
                         && !dect_one_wave(p, sms)
                         && ((2 * tiles <= slots && weights < 4 * BULK_MIN_WEIGHTS) || (p.k() <= 4096 && (weights <= 2 * BULK_MIN_WEIGHTS || !p.overlap))))
@@ -517,6 +528,9 @@ pub fn bulk_whole_tile(p: &Problem, sms: i64, tn: u32, split: bool) -> Option<u3
         // slower at M = 1
         return if p.meta.has_zeros { None } else { Some(tn) };
     }
+    if bulk_plain_balanced(p, sms) {
+        return Some(BULK_BALANCED_TN);
+    }
     let between = p.n() / 128 > sms;
     let fits = |w: u32, per_sm: i64| p.n() % w as i64 == 0 && p.n() / w as i64 <= sms * per_sm;
     Some(if between && fits(BULK_ONE_ROUND_TN, 1) {
@@ -526,6 +540,29 @@ pub fn bulk_whole_tile(p: &Problem, sms: i64, tn: u32, split: bool) -> Option<u3
     } else {
         128
     })
+}
+
+/// Without overlap (Problem::overlap false), at M = 4-16 on symmetric post-scale layers of
+/// 2^24-2^27 weights over K <= 8192 whose 128-feature tiles are fewer than the SMs: whole
+/// 112-feature tiles where they make one round of at least 90 % of the SMs (one CTA each, no
+/// split, no partial sums) instead of the split 128-feature tiles (bulk at M <= 8, bwg's 16-token
+/// split at 9-16). Routing sweep on the H100 (bench/NOTES.md session 44): 4096 x 14336 (128 tiles)
+/// 0.86x / 0.86x / 0.89x at M = 4 / 8 / 16 without PDL, 8192 x 14336 0.93x / 0.92x / 0.93x; with
+/// PDL the splits win (the same tiles 1.02-1.18x), so only without overlap; at M = 2 1.00-1.05x.
+pub fn bulk_plain_balanced(p: &Problem, sms: i64) -> bool {
+    let weights = p.k() * p.n();
+    let tiles = p.n() / BULK_BALANCED_TN as i64;
+    !p.overlap
+        && (4..=BULK_MAX_M).contains(&p.m)
+        && !p.meta.has_perm
+        && !p.meta.has_zeros
+        && p.meta.group() % 64 == 0
+        && (2 * BULK_MIN_WEIGHTS + 1..1 << 27).contains(&weights)
+        && p.k() <= 8192
+        && p.n() / 128 < sms
+        && p.n() % BULK_BALANCED_TN as i64 == 0
+        && tiles <= sms
+        && 10 * tiles >= 9 * sms
 }
 
 /// bulk: the ten-stripe (one CTA an SM) and seven-stripe tile widths of [`bulk_whole_tile`].
@@ -884,7 +921,9 @@ pub fn prefer_bwg(p: &Problem, sms: i64) -> bool {
             // H100, both orders, MATE_PDL = 1 / 0, 0.63-0.69x / 0.73-0.79x (2048 x 4096), 0.82-0.89x
             // (3584 x 3584, 3584 x 2560, 4096 x 2048), 0.88-0.98x (4096 x 3072), Llama-8B o
             // 0.96-1.0x / 0.88-0.94x (bench/NOTES.md session 42)
-            9..=16 => (WG_MIN_WEIGHTS..1 << 27).contains(&weights) && p.n() / 128 < sms && !dect_one_wave(p, sms),
+            9..=16 => {
+                (WG_MIN_WEIGHTS..1 << 27).contains(&weights) && p.n() / 128 < sms && !dect_one_wave(p, sms) && !bulk_plain_balanced(p, sms)
+            }
             17..=32 => weights >= WG_MIN_WEIGHTS,
             33..=64 => bwg_m33_64_tile(p, sms).is_some(),
             m => m > DEC_MAX_M,
@@ -1118,7 +1157,7 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
         let tn = bulk_tile_features(p, sms);
         let bulk = candidates.clone().filter(|(_, v)| v.family == Family::Bulk);
         if let Some((_, t)) = bulk.clone().filter(|(_, v)| v.tn == tn).min_by_key(|(_, v)| (v.tm, v.pre)) {
-            let split = bulk_split(p, sms, t.tm, t.tn, t.pre).unit > 0 && !bulk_m1_narrow_whole(p, sms) && !bulk_plain_whole(p, sms);
+            let split = bulk_split(p, sms, t.tm, t.tn, t.pre).unit > 0 && !bulk_m1_narrow_whole(p, sms) && !bulk_plain_whole(p, sms) && !bulk_plain_balanced(p, sms);
             let pick = |tm: u32, tn: u32| bulk.clone().find(|(_, v)| v.tm == tm && v.tn == tn && v.pre == t.pre && v.split == split);
             // whole tiles: the 8 / 16-token tile (bulk_whole_tile_tokens) in bulk_whole_tile's
             // width where this frame has that variant (post-scale: groups >= 64), else as wide

@@ -9,8 +9,8 @@ mkdir -p $OUT/r
 L=$PWD/target/${LIB:-ctx}/libmate.so
 S=4096x3072,3584x3584,7168x4096,8192x2560,2048x8192,3584x4608,4096x14336,8192x14336,18944x3584,5120x7168,llama8b.qkv,llama8b.o,llama8b.down,llama70b.o,qwen1.5b.down,qwen1.5b.gate_up
 t0=$(date +%s)
-for pdl in 0 1; do
-  left=$(( 560 - ($(date +%s) - t0) )); [ $left -lt 60 ] && break
+for pdl in ${PDLS:-0 1}; do
+  left=$(( ${BUDGET:-560} - ($(date +%s) - t0) )); [ $left -lt 60 ] && break
   MATE_PDL=$pdl timeout $left python3 bench/routing_sweep.py --library $L --shapes $S --m ${MS:-2,4,8,16} \
     --json $OUT/r/ctx-sweep-pdl$pdl.json > $OUT/r/ctx-sweep-pdl$pdl.log 2>&1; echo "sweep pdl$pdl rc $? ($(( $(date +%s) - t0 )) s)"
   grep -E "<|points" $OUT/r/ctx-sweep-pdl$pdl.log | cut -c1-160

@@ -40,7 +40,7 @@ def variants(path: Path = VARIANTS_DEF) -> list[dict]:
 def candidates(rows: list[dict], m: int, dtype: str, zeros: bool) -> list[str]:
     """The variants to force at M = m: per family the smallest token tile that holds m (the bulk
     family also its 8-token tile at M = 1, which its whole plans take there; wg's 64-token tile
-    at M = 17-64; bwg's 32-token tile at M = 33-64 too, in two m-tiles: src/plan/mod.rs
+    at M = 17-64; bwg's 32-token tile at M = 33-64 too, in two m-tiles: src/plan/bwg.rs
     bwg_m33_64_tile)."""
     mine = [r for r in rows if r["dtype"] == dtype and r["zeros"] == zeros and r["family"] in FAMILIES]
     out = []

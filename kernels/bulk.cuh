@@ -204,7 +204,7 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
   // (G = K, one group), where k >> 31 = 0 does the same without a division.
   const int gs = (G & (G - 1)) == 0 ? __ffs(G) - 1 : 31;
   // Persistent: whole K, CTA b takes tiles b, b + gridDim.x, ...; kSplit: the unit, in chunks,
-  // travels in p.max_seg (src/plan/mod.rs bulk_split). UNIT == 1: the even split, G = tiles x S,
+  // travels in p.max_seg (src/plan/bulk.rs bulk_split). UNIT == 1: the even split, G = tiles x S,
   // every CTA one part of one tile (k_range; a 64-bit form of the same ranges measured slower on
   // these small kernels). Else stream-K (kernels/split.cuh) over stages (a range cut mid-stage
   // would add a short stage, a DRAM round trip for a few bytes): CTA b takes its range of the
@@ -215,7 +215,7 @@ __device__ __forceinline__ void bulk_body(const GemmParams& p) {
   const int tiles = N / TN, SPT = (C + UNIT - 1) / UNIT;
   const int S = even ? static_cast<int>(gridDim.x) / tiles : 1;  // CTAs per tile
   const StreamK sk{static_cast<int64_t>(tiles) * SPT, static_cast<int>(gridDim.x)};
-  // (the planner keeps tiles x chunks below 2^31: src/plan/mod.rs bulk_split)
+  // (the planner keeps tiles x chunks below 2^31: src/plan/bulk.rs bulk_split)
   const int u0 = kSplit && !even ? static_cast<int>(sk.start(blockIdx.x)) : 0;
   const int u1 = kSplit && !even ? static_cast<int>(sk.start(blockIdx.x + 1)) : 0;
   const int items = even ? 1

@@ -59,7 +59,7 @@ __host__ __device__ constexpr int x_halves() { return TM > 256 ? 2 : 1; }
 // Stream-K: tiles the grid's CTAs take whole before the stream-K ranges (persistent order): all
 // full rounds of the grid but the last, so the shared ranges cover between one and two rounds
 // (each range at least a tile deep where there are that many tiles). Mirrored by
-// bwg_streamk_whole_tiles in src/plan/mod.rs.
+// bwg_streamk_whole_tiles in src/plan/bwg.rs.
 __host__ __device__ constexpr int sk_whole_tiles(int tiles, int ctas) {
   return tiles >= 2 * ctas ? (tiles / ctas - 1) * ctas : 0;
 }
@@ -373,7 +373,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   const int SPT = (C + CH - 1) / CH;
   const int D = streamk ? bwg::sk_whole_tiles(NT, ctas) : 0;
   const StreamK sk{static_cast<int64_t>(NT - D) * SPT, ctas};
-  // (the planner keeps tiles x stages below 2^31: src/plan/mod.rs bwg_split)
+  // (the planner keeps tiles x stages below 2^31: src/plan/bwg.rs bwg_split)
   const int u0 = streamk ? static_cast<int>(sk.start(b)) : 0, u1 = streamk ? static_cast<int>(sk.start(b + 1)) : 0;
   const int n_whole = streamk ? D / ctas : (NT * S - b + ctas - 1) / ctas;
   const int n_items = n_whole + (streamk && u1 > u0 ? (u1 - 1) / SPT - u0 / SPT + 1 : 0);
@@ -448,7 +448,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     // Producer warp: lane 0 announces a stage's bytes, then the lanes issue its copies. The first
     // stage's x boxes go after pdl_wait (kernels/pdl.cuh), its weights before. kRingFirst: the
     // weights of the first item's first `pre` stages (the ring's first fill), then the wait, then
-    // their x boxes: the planner picks it where a split part is that short (src/plan/mod.rs
+    // their x boxes: the planner picks it where a split part is that short (src/plan/bwg.rs
     // bwg_ring_first), so the part's weights stream during the previous kernel's tail.
     bool waited = false;
     const uint64_t stream = bulk::policy_evict_first(), keep = bulk::policy_evict_last();
@@ -845,7 +845,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
       float* const part = ws_partials(p.workspace);
       int* const counters = ws_tickets(p.workspace);
       if (P >= 3 && !streamk && kStagedOut && ctas == NT * S && S == 2 && cluster::size() == 2) {
-        // Paired (src/plan/mod.rs bwg_paired: the launch's 2-CTA clusters are a tile's two parts,
+        // Paired (src/plan/bwg.rs bwg_paired: the launch's 2-CTA clusters are a tile's two parts,
         // CTAs b and b ^ 1): part z sums half z of the tile's token rows (part 0 pieces [0, kH0),
         // part 1 the rest: kH0 even, the epilogue's stmatrix takes pieces in pairs) and stores
         // it. It pushes its partial's other half into the partner's shared memory (a
@@ -1042,7 +1042,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     const float* const part = ws_partials(p.workspace);
     int* const counters = ws_tickets(p.workspace);
     // kSliced (split = 4 / 5 in kernels/variants.def, planned where the tile's partials pass
-    // 128 KB: src/plan/mod.rs bwg_sliced): every part sums a slice of the tile instead
+    // 128 KB: src/plan/bwg.rs bwg_sliced): every part sums a slice of the tile instead
     // (bwg::sliced_sum), where every part is its own CTA (so all are resident) and a part's rows
     // fit the ring; else (a forced variant on other plans) the ticket below. Its own variants:
     // compiled into every split tile, the plans that keep the ticket ran 2-5 % slower (Llama-8B

@@ -23,7 +23,7 @@ pub enum Family {
     /// memory into mma.sync; a persistent grid over (tile, K split) items (kernels/bulk.cuh).
     /// No act order.
     Bulk,
-    /// Hopper, from 9 tokens up (where src/plan/mod.rs routes it): the bulk family's producer
+    /// Hopper, from 9 tokens up (where src/plan/bwg.rs prefer_bwg routes it): the bulk family's producer
     /// warp (weights and scales by bulk copies, x by TMA boxes) feeding two wgmma consumer
     /// warpgroups (the wg family's product); persistent (m-tile, tile, K split) items. Post- and
     /// pre-scale; act order only on a gathered copy of x (kernels/bwg.cuh).

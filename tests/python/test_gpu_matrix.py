@@ -282,7 +282,7 @@ def test_bwg_variants_parity(dtype, sym, g, pre, tile, M, forced):
     # the 32-token post-scale tile: split, ring-first, stream-K, ring-first / split with the sliced sum;
     # the 64-token tile: split, stream-K, split with the sliced sum
     assert len(splits) == {"_m32_n128_": 1 if pre else 5, "_m64_n128_": 3}.get(tile, 1), splits
-    # SM counts (src/plan/mod.rs bwg_split; 128-256-token tiles, 32 tiles here): 7 (stream-K after
+    # SM counts (src/plan/bwg.rs bwg_split; 128-256-token tiles, 32 tiles here): 7 (stream-K after
     # whole rounds), 33 (forced where the rule says whole: stream-K, 32 tiles on 33 CTAs), 40 and
     # 132 (stream-K, more CTAs than tiles: owners of several contributors, ranges inside one
     # tile), 100 (the even split). 16/32-token tiles: the even split, or forced, split in two. The

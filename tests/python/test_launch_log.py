@@ -55,7 +55,7 @@ def test_launcher_passes_the_resolved_sm_count(M, K, N):
 def test_tiles_between_sms_and_slots_take_stream_k(M):
     """1-8 tokens in 128-feature tiles where the tiles outnumber the SMs but not the two slots an
     SM (whole tiles would leave some SMs two CTAs, the rest one): the routed plan is stream-K over
-    every slot (src/plan/mod.rs bulk_split), right against float64 and bitwise the same on a rerun."""
+    every slot (src/plan/bulk.rs bulk_split), right against float64 and bitwise the same on a rerun."""
     from checkpoints import BOUND, errors, reference
 
     sms = torch.cuda.get_device_properties(0).multi_processor_count
@@ -77,7 +77,7 @@ def test_whole_tiles_between_sms_and_slots_take_112_features(M, dtype, sym):
     """1-16 tokens where whole 128-feature tiles outnumber the SMs (the stream-K test declines: a
     K of two stages) and 112-feature tiles fit the slots (160-feature ones would not fit one round
     of the SMs): the routed plan is the 8 / 16-token tile, 112 features wide, one tile a CTA
-    (src/plan/mod.rs bulk_whole_tile), right against float64 with a bias and bitwise the same on
+    (src/plan/bulk.rs bulk_whole_tile), right against float64 with a bias and bitwise the same on
     a rerun."""
     from checkpoints import BOUND, errors, reference
 
@@ -103,7 +103,7 @@ def test_whole_tiles_between_sms_and_slots_take_112_features(M, dtype, sym):
 def test_whole_tiles_that_fit_one_round_of_160_features_take_it(M, dtype, sym):
     """2-16 tokens where whole 128-feature tiles outnumber the SMs and 160-feature tiles fit one
     round of them (Qwen2-1.5B gate_up's case): the routed plan is the 8 / 16-token tile, 160
-    features wide, one CTA an SM (src/plan/mod.rs bulk_whole_tile), right against float64 with a
+    features wide, one CTA an SM (src/plan/bulk.rs bulk_whole_tile), right against float64 with a
     bias and bitwise the same on a rerun."""
     from checkpoints import BOUND, errors, reference
 

@@ -1,4 +1,4 @@
-"""bwg's paired even split (src/plan/mod.rs bwg_paired, kernels/bwg.cuh): 128-256-token tiles in two
+"""bwg's paired even split (src/plan/bwg.rs bwg_paired, kernels/bwg.cuh): 128-256-token tiles in two
 parts, one CTA each, launched in 2-CTA clusters whose two CTAs are the two parts of a
 tile and sum their partials through distributed shared memory, in the ticket's order: bit for bit
 what the last arriver sums in the same plan unpaired (torch.ops.mate._pairs(False)). Against

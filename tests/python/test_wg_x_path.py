@@ -172,7 +172,7 @@ def test_routed_bwg_launches_take_x_by_tma_and_replay_new_x(M, force):
 @pytest.mark.parametrize("M,dtype,g,K", [(100, torch.float16, 128, 1536), (300, torch.bfloat16, 64, 1536),
                                          (700, torch.float16, 128, 1536), (100, torch.bfloat16, 128, 38912)])
 def test_act_order_prefill_gathers_x_for_bwg(M, dtype, g, K):
-    """Act order above 64 tokens (src/plan/mod.rs prefer_bwg): x gathered by perm into the
+    """Act order above 64 tokens (src/plan/bwg.rs prefer_bwg): x gathered by perm into the
     workspace (kernels/gather.cuh), then bwg's TMA boxes over that copy. The launch log names the
     path; the result matches the float64 reference and equals, bit for bit, the same frame without
     act order called on x gathered by torch; a graph replay gathers the captured x's new rows.

@@ -154,3 +154,47 @@ def test_capture_overlaps_only_behind_mates_triggering_kernels():
         check(layers[2:], outs[2:], h2, torch.float16)
 
     replay_checked(g, x, outs, check_all, 2)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("M,N,overlap_kernel,plain_kernel", [
+    (1, 3072, "_bulk_f16_sym_m1_n128_split", "_bulk_f16_sym_m8_n32_whole"),  # bulk_m1_dect_wave
+    (5, 4096, "_dect_f16_sym_m8_", "_bulk_f16_sym_m8_n32_whole"),  # bulk_plain_fill on dect's layers
+    (8, 14336, "_bulk_f16_sym_m8_n128_split", "_bulk_f16_sym_m8_n112_whole"),  # bulk_plain_balanced
+])
+def test_plans_follow_the_launch_context(M, N, overlap_kernel, plain_kernel):
+    """The plan depends on the launch context (Problem::overlap, src/plan/bulk.rs): in a captured
+    graph the same K x N layer plans as split tiles behind one of mate's triggering kernels and as
+    whole tiles behind torch's kernel; eagerly both calls overlap. One workspace of
+    w4a16_workspace_size serves both plans (the query answers the larger); every replay's outputs,
+    poisoned first, against float64."""
+    layer, feeder = build(M, [(4096, N), (14336, 4096)], torch.float16)
+    xa = torch.randn(M, 4096, device="cuda").half()
+    x0 = torch.randn(M, 14336, device="cuda").half()
+    h = torch.empty_like(xa)  # torch's product: the plain call's input
+    o0 = torch.empty((M, 4096), device="cuda", dtype=torch.float16)  # mate's output: the overlapping call's input
+    o_plain, o_overlap = (torch.empty((M, N), device="cuda", dtype=torch.float16) for _ in range(2))
+    need = torch.ops.mate.w4a16_workspace_size(xa, layer[1].meta)
+    assert need > 0, "the overlapping plan splits"
+    ws = torch.zeros(need, dtype=torch.uint8, device="cuda")
+
+    def step():
+        torch.mul(xa, 2.0, out=h)
+        run_out(h, layer[1], out=o_plain, workspace=ws)  # behind torch's kernel
+        run_out(x0, feeder[1], out=o0)
+        run_out(o0, layer[1], out=o_overlap, workspace=ws)  # behind mate's
+
+    step()
+    torch.cuda.synchronize()
+    eager = records(step)
+    assert [overlap_kernel in r["kernel"] for r in (eager[0], eager[2])] == [True, True], eager
+    g = torch.cuda.CUDAGraph()
+    log = records(lambda: capture(g, step))
+    assert plain_kernel in log[0]["kernel"] and log[0]["pdl"] == "0", log
+    assert overlap_kernel in log[2]["kernel"] and log[2]["pdl"] == "1", log
+
+    def check_both():
+        check([layer], [o_plain], h, torch.float16)
+        check([layer], [o_overlap], o0, torch.float16)
+
+    replay_checked(g, xa, [o_plain, o0, o_overlap], check_both, 2)

@@ -4,7 +4,7 @@
 use mate::call::{Device, Problem};
 use mate::frame::{FrameMeta, GROUP_SIZES};
 use mate::plan::{
-    bulk_m1_narrow_whole, bulk_split, bulk_tile_features, bulk_whole_tile, dect_tile_rank, bulk_whole_tile_tokens, bwg_ring_first, bwg_sliced, bwg_split, bwg_tile_tokens, gather_programmatic, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, prefer_cta_tiles, prefer_wgmma, Caps, Family, BWG_SLICED_ABOVE_BYTES, ACT_IN_LOOP_BELOW_WEIGHTS, ACT_IN_LOOP_MAX_M, DEC_MAX_M, VARIANTS,
+    bulk_m1_eight, bulk_m1_narrow_whole, bulk_split, bulk_tile_features, bulk_whole_tile, dect_tile_rank, bulk_whole_tile_tokens, bwg_ring_first, bwg_sliced, bwg_split, bwg_tile_tokens, gather_programmatic, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, prefer_cta_tiles, prefer_wgmma, Caps, Family, BWG_SLICED_ABOVE_BYTES, ACT_IN_LOOP_BELOW_WEIGHTS, ACT_IN_LOOP_MAX_M, DEC_MAX_M, VARIANTS,
 };
 use mate::plan::variants::{bulk_chunks_per_stage, bwg_chunks_per_stage};
 use mate::device::params::WORKSPACE_TICKET_BYTES;
@@ -94,7 +94,7 @@ fn every_envelope_configuration_has_a_variant() {
                                 // the split is decided on the planned tile (below), whatever width
                                 // whole tiles then take
                                 let tn0 = bulk_tile_features(&p, 132);
-                                let tm0 = if m == 1 { 1 } else if m <= 8 { 8 } else { 16 };
+                                let tm0 = if m == 1 && !bulk_m1_eight(&p, 132) { 1 } else if m <= 8 { 8 } else { 16 };
                                 let rule = bulk_split(&p, 132, tm0, tn0, v.pre);
                                 assert_eq!(v.split, rule.unit > 0 && !bulk_m1_narrow_whole(&p, 132));
                                 assert!(ctas >= 1 && ctas <= 2 * 132);
@@ -928,14 +928,18 @@ fn bulk_routing_is_pinned() {
     // last round).
     // (whole tiles run the 8-token tile, Llama-8B gate_up's 112 features wide: bulk_whole_tile,
     // below; split plans the one-token tile)
-    for (k, n, tn, tiled) in [(4096, 28672, 128, (8, 112)), (8192, 10240, 128, (1, 128)), (14336, 4096, 128, (1, 128)),
-                       (28672, 8192, 128, (1, 128)), (8192, 8192, 32, (8, 32)), (4096, 6144, 32, (8, 32)), (4096, 4096, 32, (1, 32)),
+    // (since session 44's bulk_m1_eight, Llama-70B down and Llama-8B down in the 8-token
+    // 32-feature tile; Llama-70B qkv and gate_up keep the 128-feature split)
+    for (k, n, tn, tiled) in [(4096, 28672, 128, (8, 112)), (8192, 10240, 128, (1, 128)), (14336, 4096, 32, (8, 32)),
+                       (28672, 8192, 32, (8, 32)), (8192, 8192, 32, (8, 32)), (4096, 6144, 32, (8, 32)), (4096, 4096, 32, (1, 32)),
                        (1536, 17920, 32, (8, 32)), (8960, 1536, 32, (1, 32))] {
         let v = &VARIANTS[plan(&problem(1, k, n, 128, false, DType::F16), &caps).unwrap().variant];
         assert_eq!((v.family, v.tm, v.tn), (Family::Bulk, tiled.0, tiled.1), "M=1 K={k} N={n}");
         assert_eq!(bulk_tile_features(&problem(1, k, n, 128, false, DType::F16), 132), tn, "M=1 K={k} N={n}");
         let v = &VARIANTS[plan(&problem(1, k, n, 32, false, DType::BF16), &caps).unwrap().variant];
-        assert_eq!((v.family, v.tn, v.pre), (Family::Bulk, tn, true), "M=1 K={k} N={n} group 32");
+        // (bulk_m1_eight is for post-scale frames: group 32 keeps the 128-feature split there)
+        let tn32 = if [(14336, 4096), (28672, 8192)].contains(&(k, n)) { 128 } else { tn };
+        assert_eq!((v.family, v.tn, v.pre), (Family::Bulk, tn32, true), "M=1 K={k} N={n} group 32");
     }
     // bulk_m1_narrow_whole: symmetric post-scale frames only (group 32 and zero points keep the
     // 128-feature split)
@@ -1180,4 +1184,33 @@ fn launch_context_routing_is_pinned() {
     let a = plan(&problem(1, 4096, 3072, 128, false, DType::F16), &caps).unwrap();
     let b = plan(&Problem { overlap: false, ..problem(1, 4096, 3072, 128, false, DType::F16) }, &caps).unwrap();
     assert_ne!(a.variant, b.variant);
+}
+
+#[test]
+fn m1_eight_token_tiles_are_pinned() {
+    // M = 1 (bench/NOTES.md session 44, lab patch): without overlap, whole 8 x 32 tiles where they
+    // fill a third of the slots to one round over K <= 8192 (bulk_plain_fill: Llama-8B o, 7168 x
+    // 4096), the one-token 32-feature split with overlap; on symmetric layers of >= 2^25 weights
+    // whose 32-feature tiles fit one round of the slots, the 8-token 32-feature tile in
+    // both contexts (bulk_m1_eight), split or whole as bulk_split says.
+    let caps = Caps::uniform(132, 2);
+    let pick = |k, n, zp, overlap| {
+        let p = Problem { overlap, ..problem(1, k, n, 128, zp, if zp { DType::BF16 } else { DType::F16 }) };
+        let v = &VARIANTS[plan(&p, &caps).unwrap().variant];
+        (v.family, v.tm, v.tn, v.split)
+    };
+    for (k, n) in [(4096, 4096), (7168, 4096)] {
+        assert_eq!(pick(k, n, false, false), (Family::Bulk, 8, 32, false), "K={k} N={n} plain");
+        assert_eq!(pick(k, n, false, true), (Family::Bulk, 1, 32, true), "K={k} N={n} overlap");
+    }
+    for overlap in [true, false] {
+        assert_eq!(pick(14336, 4096, false, overlap), (Family::Bulk, 8, 32, true), "Llama-8B down");
+        assert_eq!(pick(18944, 3584, false, overlap), (Family::Bulk, 8, 32, true), "18944 x 3584");
+        assert_eq!(pick(8192, 10240, false, overlap), (Family::Bulk, 1, 128, true), "Llama-70B qkv: 320 tiles");
+        assert_eq!(pick(28672, 8192, false, overlap), (Family::Bulk, 8, 32, false), "Llama-70B down");
+        assert_eq!(pick(8192, 57344, false, overlap), (Family::Bulk, 1, 128, true), "Llama-70B gate_up: three rounds");
+        assert_eq!(pick(14336, 4096, true, overlap).2, 128, "zero points keep the 128-feature split");
+        assert_eq!(pick(8192, 2560, false, overlap), (Family::Bulk, 1, 32, true), "8192 x 2560: 80 tiles");
+        assert_eq!(pick(27648, 5120, false, overlap), (Family::Bulk, 1, 128, true), "27648 x 5120: 160 tiles fill 61 % of the slots");
+    }
 }

@@ -60,7 +60,7 @@ pub fn bulk_m1_dect_wave(p: &Problem, sms: i64) -> bool {
 /// without PDL): K <= 8192.
 fn bulk_plain_fill(p: &Problem, sms: i64, tiles: i64) -> bool {
     let slots = sms * BULK_CTAS_PER_SM;
-    !p.overlap && (2..=8).contains(&p.m) && p.k() <= 8192 && tiles <= slots && 3 * tiles >= slots
+    !p.overlap && (1..=8).contains(&p.m) && p.k() <= 8192 && tiles <= slots && 3 * tiles >= slots
 }
 
 /// The 32-feature tiles of [`bulk_plain_fill`] run whole (symmetric post-scale frames: the
@@ -151,6 +151,9 @@ pub fn bulk_tile_features(p: &Problem, sms: i64) -> u32 {
     if bulk_m1_dect_wave(p, sms) {
         return if p.overlap { 128 } else { 32 };
     }
+    if bulk_m1_eight(p, sms) {
+        return 32;
+    }
     let narrow_tiles = p.n() / 32;
     let slots = sms * BULK_CTAS_PER_SM;
     let one_round = narrow_tiles <= slots && 10 * narrow_tiles >= 9 * slots && p.k() <= 8192;
@@ -159,6 +162,26 @@ pub fn bulk_tile_features(p: &Problem, sms: i64) -> u32 {
     } else {
         32
     }
+}
+
+/// bulk at M = 1 on symmetric post-scale layers of at least [`BULK_WIDE_M1_WEIGHTS`] whose
+/// 32-feature tiles fit one round of the slots: the 8-token 32-feature tile (split or whole as
+/// [`bulk_split`] says) instead of the one-token 128-feature split. Routing sweep on the H100, one
+/// order each, MATE_PDL 0 / 1 (bench/NOTES.md session 44): Llama-8B down 0.91x / 0.94x (split),
+/// 18944 x 3584 0.93x / 0.96x (split), Llama-70B down 0.90x / 0.93x (whole). Not yet where the
+/// tiles make more rounds: Llama-70B qkv (320 tiles, the 8 x 32 stream-K 0.97x / 0.97x), and the
+/// wider 3584 x 37888, 5120 x 55296, Llama-70B gate_up (whole 8 x 32 0.93-0.97x, but bulk_split
+/// would pick stream-K there). The tiles (or their even split's parts) must fill >= 80 % of the
+/// slots: 27648 x 5120's 160 whole tiles on 264 slots (61 %) took 1.24x / 1.18x (session 45).
+pub fn bulk_m1_eight(p: &Problem, sms: i64) -> bool {
+    let tiles = p.n() / 32;
+    let slots = sms * BULK_CTAS_PER_SM;
+    p.m == 1
+        && !p.meta.has_zeros
+        && p.meta.group() % 64 == 0
+        && p.k() * p.n() >= BULK_WIDE_M1_WEIGHTS
+        && tiles <= slots
+        && 5 * tiles * (slots / tiles.max(1)) >= 4 * slots
 }
 
 /// bulk at M = 1: whole 32-feature tiles (the 8-token tile, [`bulk_whole_tile`]) where the
@@ -175,7 +198,8 @@ pub fn bulk_m1_narrow_whole(p: &Problem, sms: i64) -> bool {
     p.m == 1
         && !p.meta.has_zeros
         && p.meta.group() % 64 == 0
-        && ((p.n() / 128 < sms && p.k() <= 8192 && 2 * last_round >= slots) || (!p.overlap && bulk_m1_dect_wave(p, sms)))
+        && ((p.n() / 128 < sms && p.k() <= 8192 && 2 * last_round >= slots)
+            || (!p.overlap && (bulk_m1_dect_wave(p, sms) || bulk_plain_fill(p, sms, tiles))))
 }
 
 /// bulk: the tile width for whole tiles (None: not such a plan). At 1-8 tokens they run the

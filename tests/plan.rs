@@ -4,7 +4,7 @@
 use mate::call::{Device, Problem};
 use mate::frame::{FrameMeta, GROUP_SIZES};
 use mate::plan::{
-    bulk_m1_eight, bulk_m1_narrow_whole, bulk_split, bulk_tile_features, bulk_whole_tile, dect_tile_rank, bulk_whole_tile_tokens, bwg_ring_first, bwg_sliced, bwg_split, bwg_tile_tokens, gather_programmatic, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, prefer_cta_tiles, prefer_wgmma, Caps, Family, BWG_SLICED_ABOVE_BYTES, ACT_IN_LOOP_BELOW_WEIGHTS, ACT_IN_LOOP_MAX_M, DEC_MAX_M, VARIANTS,
+    bulk_m1_eight, bulk_wide_balanced, bulk_m1_narrow_whole, bulk_split, bulk_tile_features, bulk_whole_tile, dect_tile_rank, bulk_whole_tile_tokens, bwg_ring_first, bwg_sliced, bwg_split, bwg_tile_tokens, gather_programmatic, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, prefer_cta_tiles, prefer_wgmma, Caps, Family, BWG_SLICED_ABOVE_BYTES, ACT_IN_LOOP_BELOW_WEIGHTS, ACT_IN_LOOP_MAX_M, DEC_MAX_M, VARIANTS,
 };
 use mate::plan::variants::{bulk_chunks_per_stage, bwg_chunks_per_stage};
 use mate::device::params::WORKSPACE_TICKET_BYTES;
@@ -1002,7 +1002,7 @@ fn bulk_routing_is_pinned() {
         (9, 4096, 28672, 128, true, DType::BF16, (16, 112, false)),
         (12, 2048, 29568, 128, true, DType::BF16, (16, 112, false)), // tests/python/test_launch_log.py's
         (4, 1536, 21120, 128, false, DType::F16, (8, 160, false)),  // shapes
-        (1, 8192, 57344, 128, false, DType::F16, (1, 128, true)), // Llama-70B gate_up: stream-K
+        (1, 8192, 57344, 128, false, DType::F16, (8, 112, false)), // Llama-70B gate_up: bulk_wide_balanced
         (1, 8192, 28672, 128, false, DType::F16, (1, 128, true)), // 224 tiles of 16 stages: stream-K
     ] {
         let p = problem(m, k, n, g, zp, dt);
@@ -1208,9 +1208,32 @@ fn m1_eight_token_tiles_are_pinned() {
         assert_eq!(pick(18944, 3584, false, overlap), (Family::Bulk, 8, 32, true), "18944 x 3584");
         assert_eq!(pick(8192, 10240, false, overlap), (Family::Bulk, 1, 128, true), "Llama-70B qkv: 320 tiles");
         assert_eq!(pick(28672, 8192, false, overlap), (Family::Bulk, 8, 32, false), "Llama-70B down");
-        assert_eq!(pick(8192, 57344, false, overlap), (Family::Bulk, 1, 128, true), "Llama-70B gate_up: three rounds");
+        assert_eq!(pick(8192, 57344, false, overlap), (Family::Bulk, 8, 112, false), "Llama-70B gate_up: bulk_wide_balanced");
         assert_eq!(pick(14336, 4096, true, overlap).2, 128, "zero points keep the 128-feature split");
         assert_eq!(pick(8192, 2560, false, overlap), (Family::Bulk, 1, 32, true), "8192 x 2560: 80 tiles");
         assert_eq!(pick(27648, 5120, false, overlap), (Family::Bulk, 1, 128, true), "27648 x 5120: 160 tiles fill 61 % of the slots");
+    }
+}
+
+#[test]
+fn wide_balanced_tiles_are_pinned() {
+    // Llama-70B gate_up (bench/NOTES.md session 45): 512 whole 112-feature tiles (two rounds of
+    // 264 slots, the last 94 % full) at M = 1-16 in both contexts instead of the 128-feature
+    // stream-K split; not with zero points, nor on 120 SMs (240 slots: more than two rounds),
+    // nor where the 112-feature tiles fit one round (Llama-8B gate_up: bulk_whole_tile's case).
+    let caps = Caps::uniform(132, 2);
+    for m in [1, 4, 8, 9, 16] {
+        for overlap in [true, false] {
+            let p = Problem { overlap, ..problem(m, 8192, 57344, 128, false, DType::F16) };
+            let v = &VARIANTS[plan(&p, &caps).unwrap().variant];
+            let tm = if m <= 8 { 8 } else { 16 };
+            assert_eq!((v.family, v.tm, v.tn, v.split), (Family::Bulk, tm, 112, false), "M={m} overlap={overlap}");
+            assert!(bulk_wide_balanced(&p, 132));
+            assert!(!bulk_wide_balanced(&p, 120), "M={m}: 512 tiles on 240 slots");
+        }
+        let zp = &VARIANTS[plan(&problem(m, 8192, 57344, 128, true, DType::BF16), &caps).unwrap().variant];
+        assert_eq!(zp.tn, 128, "M={m}: zero points keep the 128-feature tiles");
+        assert!(!bulk_wide_balanced(&problem(m, 4096, 28672, 128, false, DType::F16), 132), "one round");
+        assert!(!bulk_wide_balanced(&problem(m, 14336, 57344, 128, false, DType::F16), 132), "K = 14336");
     }
 }

@@ -4,7 +4,7 @@
 use mate::call::{Device, Problem};
 use mate::frame::{FrameMeta, GROUP_SIZES};
 use mate::plan::{
-    bulk_m1_eight, bulk_wide_balanced, bulk_m1_narrow_whole, bulk_split, bulk_tile_features, bulk_whole_tile, dect_tile_rank, bulk_whole_tile_tokens, bwg_ring_first, bwg_sliced, bwg_split, bwg_tile_tokens, gather_programmatic, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, prefer_cta_tiles, prefer_wgmma, Caps, Family, BWG_SLICED_ABOVE_BYTES, ACT_IN_LOOP_BELOW_WEIGHTS, ACT_IN_LOOP_MAX_M, DEC_MAX_M, VARIANTS,
+    bulk_m1_eight, bulk_streamk_stages, bulk_wide_balanced, EightForm, bulk_m1_narrow_whole, bulk_split, bulk_tile_features, bulk_whole_tile, dect_tile_rank, bulk_whole_tile_tokens, bwg_ring_first, bwg_sliced, bwg_split, bwg_tile_tokens, gather_programmatic, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, prefer_cta_tiles, prefer_wgmma, Caps, Family, BWG_SLICED_ABOVE_BYTES, ACT_IN_LOOP_BELOW_WEIGHTS, ACT_IN_LOOP_MAX_M, DEC_MAX_M, VARIANTS,
 };
 use mate::plan::variants::{bulk_chunks_per_stage, bwg_chunks_per_stage};
 use mate::device::params::WORKSPACE_TICKET_BYTES;
@@ -94,9 +94,17 @@ fn every_envelope_configuration_has_a_variant() {
                                 // the split is decided on the planned tile (below), whatever width
                                 // whole tiles then take
                                 let tn0 = bulk_tile_features(&p, 132);
-                                let tm0 = if m == 1 && !bulk_m1_eight(&p, 132) { 1 } else if m <= 8 { 8 } else { 16 };
+                                let eight = bulk_m1_eight(&p, 132);
+                                let tm0 = if m == 1 && eight.is_none() { 1 } else if m <= 8 { 8 } else { 16 };
                                 let rule = bulk_split(&p, 132, tm0, tn0, v.pre);
-                                assert_eq!(v.split, rule.unit > 0 && !bulk_m1_narrow_whole(&p, 132));
+                                let want_split = match eight {
+                                    Some(EightForm::StreamK) => true,
+                                    Some(EightForm::Whole) => false,
+                                    _ => rule.unit > 0 && !bulk_m1_narrow_whole(&p, 132),
+                                };
+                                assert_eq!(v.split, want_split);
+                                // (a split where the rule says whole: stream-K over stages on every slot)
+                                let rule = if rule.unit > 0 { rule } else { bulk_streamk_stages(&p, 132, tm0, tn0, v.pre) };
                                 assert!(ctas >= 1 && ctas <= 2 * 132);
                                 if v.split {
                                     assert_eq!((ctas, pl.max_seg), (rule.ctas, rule.unit));
@@ -929,8 +937,8 @@ fn bulk_routing_is_pinned() {
     // (whole tiles run the 8-token tile, Llama-8B gate_up's 112 features wide: bulk_whole_tile,
     // below; split plans the one-token tile)
     // (since session 44's bulk_m1_eight, Llama-70B down and Llama-8B down in the 8-token
-    // 32-feature tile; Llama-70B qkv and gate_up keep the 128-feature split)
-    for (k, n, tn, tiled) in [(4096, 28672, 128, (8, 112)), (8192, 10240, 128, (1, 128)), (14336, 4096, 32, (8, 32)),
+    // 32-feature tile; since session 45 Llama-70B qkv too, its stream-K form)
+    for (k, n, tn, tiled) in [(4096, 28672, 128, (8, 112)), (8192, 10240, 32, (8, 32)), (14336, 4096, 32, (8, 32)),
                        (28672, 8192, 32, (8, 32)), (8192, 8192, 32, (8, 32)), (4096, 6144, 32, (8, 32)), (4096, 4096, 32, (1, 32)),
                        (1536, 17920, 32, (8, 32)), (8960, 1536, 32, (1, 32))] {
         let v = &VARIANTS[plan(&problem(1, k, n, 128, false, DType::F16), &caps).unwrap().variant];
@@ -938,7 +946,7 @@ fn bulk_routing_is_pinned() {
         assert_eq!(bulk_tile_features(&problem(1, k, n, 128, false, DType::F16), 132), tn, "M=1 K={k} N={n}");
         let v = &VARIANTS[plan(&problem(1, k, n, 32, false, DType::BF16), &caps).unwrap().variant];
         // (bulk_m1_eight is for post-scale frames: group 32 keeps the 128-feature split there)
-        let tn32 = if [(14336, 4096), (28672, 8192)].contains(&(k, n)) { 128 } else { tn };
+        let tn32 = if [(14336, 4096), (28672, 8192), (8192, 10240)].contains(&(k, n)) { 128 } else { tn };
         assert_eq!((v.family, v.tn, v.pre), (Family::Bulk, tn32, true), "M=1 K={k} N={n} group 32");
     }
     // bulk_m1_narrow_whole: symmetric post-scale frames only (group 32 and zero points keep the
@@ -954,7 +962,11 @@ fn bulk_routing_is_pinned() {
     }
     let sm80 = Caps { wgmma: false, ..Caps::uniform(132, 2) };
     assert_ne!(VARIANTS[plan(&problem(1, 4096, 28672, 128, false, DType::F16), &sm80).unwrap().variant].family, Family::Bulk);
-    assert_eq!(bulk_tile_features(&problem(1, 8192, 8192, 128, false, DType::F16), 120), 128, "256 tiles: two rounds of 240 slots");
+    // 256 tiles on 240 slots: no longer one round (so not the whole one-round tile); since session
+    // 45 bulk_m1_eight's stream-K form (fewer than two uneven rounds), not the 128-feature split
+    assert_eq!(bulk_m1_eight(&problem(1, 8192, 8192, 128, false, DType::F16), 120), Some(EightForm::StreamK), "256 tiles: two rounds of 240 slots");
+    let v = &VARIANTS[plan(&problem(1, 8192, 8192, 128, false, DType::F16), &Caps::uniform(120, 2)).unwrap().variant];
+    assert_eq!((v.tm, v.tn, v.split), (8, 32, true));
     // The split (bulk_split): fewer tiles than slots (two per SM): an even split of each tile
     // (unit 1 chunk, S = slots / tiles CTAs per tile, each a stage deep); more (and 1-8 tokens in
     // 128-feature tiles where no even split fits): stream-K over stages on every slot where it
@@ -1192,7 +1204,8 @@ fn m1_eight_token_tiles_are_pinned() {
     // fill a third of the slots to one round over K <= 8192 (bulk_plain_fill: Llama-8B o, 7168 x
     // 4096), the one-token 32-feature split with overlap; on symmetric layers of >= 2^25 weights
     // whose 32-feature tiles fit one round of the slots, the 8-token 32-feature tile in
-    // both contexts (bulk_m1_eight), split or whole as bulk_split says.
+    // both contexts (bulk_m1_eight), split or whole as bulk_split says; since session 45 its
+    // stream-K form below two uneven rounds, its whole form from four rounds over K <= 8192.
     let caps = Caps::uniform(132, 2);
     let pick = |k, n, zp, overlap| {
         let p = Problem { overlap, ..problem(1, k, n, 128, zp, if zp { DType::BF16 } else { DType::F16 }) };
@@ -1206,12 +1219,16 @@ fn m1_eight_token_tiles_are_pinned() {
     for overlap in [true, false] {
         assert_eq!(pick(14336, 4096, false, overlap), (Family::Bulk, 8, 32, true), "Llama-8B down");
         assert_eq!(pick(18944, 3584, false, overlap), (Family::Bulk, 8, 32, true), "18944 x 3584");
-        assert_eq!(pick(8192, 10240, false, overlap), (Family::Bulk, 1, 128, true), "Llama-70B qkv: 320 tiles");
+        assert_eq!(pick(8192, 10240, false, overlap), (Family::Bulk, 8, 32, true), "Llama-70B qkv: 320 tiles, stream-K");
+        assert_eq!(bulk_m1_eight(&Problem { overlap, ..problem(1, 8192, 10240, 128, false, DType::F16) }, 132), Some(EightForm::StreamK));
+        assert_eq!(pick(3584, 37888, false, overlap), (Family::Bulk, 8, 32, false), "3584 x 37888: 1184 tiles, whole");
+        assert_eq!(pick(14336, 37888, false, overlap), (Family::Bulk, 1, 128, true), "K = 14336: not the whole form");
+        assert_eq!(pick(4096, 28672, false, overlap), (Family::Bulk, 8, 112, false), "Llama-8B gate_up: 3.4 rounds, bulk_whole_tile's 112");
         assert_eq!(pick(28672, 8192, false, overlap), (Family::Bulk, 8, 32, false), "Llama-70B down");
         assert_eq!(pick(8192, 57344, false, overlap), (Family::Bulk, 8, 112, false), "Llama-70B gate_up: bulk_wide_balanced");
         assert_eq!(pick(14336, 4096, true, overlap).2, 128, "zero points keep the 128-feature split");
         assert_eq!(pick(8192, 2560, false, overlap), (Family::Bulk, 1, 32, true), "8192 x 2560: 80 tiles");
-        assert_eq!(pick(27648, 5120, false, overlap), (Family::Bulk, 1, 128, true), "27648 x 5120: 160 tiles fill 61 % of the slots");
+        assert_eq!(pick(27648, 5120, false, overlap), (Family::Bulk, 8, 32, true), "27648 x 5120: 160 tiles fill 61 % of the slots: stream-K");
     }
 }
 

@@ -151,7 +151,7 @@ pub fn bulk_tile_features(p: &Problem, sms: i64) -> u32 {
     if bulk_m1_dect_wave(p, sms) {
         return if p.overlap { 128 } else { 32 };
     }
-    if bulk_m1_eight(p, sms) {
+    if bulk_m1_eight(p, sms).is_some() {
         return 32;
     }
     let narrow_tiles = p.n() / 32;
@@ -173,15 +173,41 @@ pub fn bulk_tile_features(p: &Problem, sms: i64) -> u32 {
 /// wider 3584 x 37888, 5120 x 55296, Llama-70B gate_up (whole 8 x 32 0.93-0.97x, but bulk_split
 /// would pick stream-K there). The tiles (or their even split's parts) must fill >= 80 % of the
 /// slots: 27648 x 5120's 160 whole tiles on 264 slots (61 %) took 1.24x / 1.18x (session 45).
-pub fn bulk_m1_eight(p: &Problem, sms: i64) -> bool {
+/// Since session 45 [`EightForm::StreamK`] and [`EightForm::Whole`] widen it (below); None: the
+/// layer keeps the other M = 1 rules.
+pub fn bulk_m1_eight(p: &Problem, sms: i64) -> Option<EightForm> {
     let tiles = p.n() / 32;
     let slots = sms * BULK_CTAS_PER_SM;
-    p.m == 1
-        && !p.meta.has_zeros
-        && p.meta.group() % 64 == 0
-        && p.k() * p.n() >= BULK_WIDE_M1_WEIGHTS
-        && tiles <= slots
-        && 5 * tiles * (slots / tiles.max(1)) >= 4 * slots
+    if p.m != 1 || p.meta.has_zeros || p.meta.group() % 64 != 0 || p.k() * p.n() < BULK_WIDE_M1_WEIGHTS {
+        return None;
+    }
+    let one_round = tiles <= slots && 10 * tiles >= 9 * slots && p.k() <= 8192;
+    if tiles <= slots && 5 * tiles * (slots / tiles.max(1)) >= 4 * slots {
+        Some(EightForm::Rule)
+    } else if tiles < 2 * slots && !one_round && !bulk_m1_narrow_whole(p, sms) && !bulk_wide_balanced(p, sms) {
+        Some(EightForm::StreamK)
+    } else if tiles >= 4 * slots && p.k() <= 8192 && !bulk_wide_balanced(p, sms) {
+        Some(EightForm::Whole)
+    } else {
+        None
+    }
+}
+
+/// How [`bulk_m1_eight`]'s 8-token 32-feature tile runs at M = 1.
+/// - `Rule`: as [`bulk_split`] says (the tiles or their even split's parts fill >= 80 % of the
+///   slots: whole or evenly split);
+/// - `StreamK`: fewer than two rounds of tiles that fill them unevenly: stream-K over stages on
+///   every slot. Library A/B on the H100 (A B B A, bench/NOTES.md session 45), without / with
+///   overlap, of the one-token 128-feature split: Llama-70B qkv (320 tiles) 0.986x / 0.983x,
+///   27648 x 5120 (160) 0.963x / 0.987x, 14336 x 6144 (192) 0.933x / 0.968x, 4096 x 10240 (320)
+///   0.930x / 0.942x;
+/// - `Whole`: at least four rounds over K <= 8192, whole tiles (bulk_split would pick stream-K):
+///   3584 x 37888 0.931x / 0.985x, 5120 x 55296 0.952x / 1.008x, 1536 x 37888 0.815x / 0.887x.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EightForm {
+    Rule,
+    StreamK,
+    Whole,
 }
 
 /// bulk at M = 1: whole 32-feature tiles (the 8-token tile, [`bulk_whole_tile`]) where the

@@ -402,10 +402,14 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
         // group allows it; the split instantiation only where the plan splits.
         let tn = bulk_tile_features(p, sms);
         let bulk = candidates.clone().filter(|(_, v)| v.family == Family::Bulk);
-        // (bulk_m1_eight: the 8-token tile at M = 1)
+        // (bulk_m1_eight: the 8-token tile at M = 1, in the form it names)
         let eight = bulk_m1_eight(p, sms);
-        if let Some((_, t)) = bulk.clone().filter(|(_, v)| v.tn == tn && (!eight || v.tm == 8)).min_by_key(|(_, v)| (v.tm, v.pre)) {
-            let split = bulk_split(p, sms, t.tm, t.tn, t.pre).unit > 0 && !bulk_m1_narrow_whole(p, sms) && !bulk_plain_whole(p, sms) && !bulk_plain_balanced(p, sms) && !bulk_wide_balanced(p, sms);
+        if let Some((_, t)) = bulk.clone().filter(|(_, v)| v.tn == tn && (eight.is_none() || v.tm == 8)).min_by_key(|(_, v)| (v.tm, v.pre)) {
+            let split = match eight {
+                Some(EightForm::StreamK) => true,
+                Some(EightForm::Whole) => false,
+                _ => bulk_split(p, sms, t.tm, t.tn, t.pre).unit > 0 && !bulk_m1_narrow_whole(p, sms) && !bulk_plain_whole(p, sms) && !bulk_plain_balanced(p, sms) && !bulk_wide_balanced(p, sms),
+            };
             let pick = |tm: u32, tn: u32| bulk.clone().find(|(_, v)| v.tm == tm && v.tn == tn && v.pre == t.pre && v.split == split);
             // whole tiles: the 8 / 16-token tile (bulk_whole_tile_tokens) in bulk_whole_tile's
             // width where this frame has that variant (post-scale: groups >= 64), else as wide

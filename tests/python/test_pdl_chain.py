@@ -93,7 +93,8 @@ def test_chained_calls_in_a_graph(M, shapes):
 @pytest.mark.gpu
 @pytest.mark.parametrize("M,K,N,act,family,pdl", [
     (1, 1536, 2048, False, "_dect_", "1"),  # Qwen2-1.5B qkv: dect waits too
-    (1, 8192, 10240, False, "_bulk_f16_sym_m1_n128_split", "1"),  # Llama-70B qkv: the one-token split overlaps too
+    (1, 4096, 3072, False, "_bulk_f16_sym_m1_n128_split", "1"),  # bulk_m1_dect_wave: the one-token split overlaps too
+    (1, 8192, 10240, False, "_bulk_f16_sym_m8_n32_split", "1"),  # Llama-70B qkv: the 8-token stream-K (bulk_m1_eight)
     (1, 14336, 4096, False, "_bulk_f16_sym_m8_n32_split", "1"),  # Llama-8B down: the 8-token split at M = 1 too
     (64, 4096, 6144, False, "_bwg_f16_sym_m64_n128_split_pre_sl", "1"),  # Llama-8B qkv at M = 64: bwg's 64-token tile
     (64, 8192, 1088, False, "_wg_", "1"),  # N % 128 != 0 (bwg's tiles are 128 features): wg waits too

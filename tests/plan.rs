@@ -889,7 +889,7 @@ fn bulk_routing_is_pinned() {
         // where they fit it over K <= 2048
         (3584, 4608, true, true, true, false),
         (4096, 3072, true, true, false, false), // (bulk_m1_dect_wave, launch_context_routing_is_pinned)
-        (2048, 4096, false, true, false, false),
+        (2048, 4096, false, false, false, false), // (M = 2-4 dect since session 45: bulk_narrow_multi)
         (1536, 2048, false, false, false, false),
         (1536, 1536, false, false, false, false),
     ] {
@@ -1171,7 +1171,30 @@ fn launch_context_routing_is_pinned() {
         let tm = if m <= 8 { 8 } else { 16 };
         for k in [4096, 8192] {
             assert_eq!(pick(m, k, 14336, false, false), (Family::Bulk, tm, 112, false), "M={m} K={k} N=14336 plain");
-            assert_eq!(pick(m, k, 14336, false, true).3, true, "M={m} K={k} N=14336 overlap");
+            // (with overlap the split, but bulk_m2_4_narrow_whole's whole 8 x 32 tiles at M = 4 on
+            // 4096 x 14336, below)
+            if (m, k) != (4, 4096) {
+                assert_eq!(pick(m, k, 14336, false, true).3, true, "M={m} K={k} N=14336 overlap");
+            }
+        }
+    }
+    // M = 2-4 (session 45): bulk_m2_4_narrow_whole, whole 8 x 32 tiles where the 128-feature tiles
+    // are fewer than the SMs and the 32-feature ones fill half their last round over K <= 8192 (up
+    // to 2^26 weights: 4096 x 14336, 2048 x 14336; not 8192 x 14336), in both contexts but where
+    // bulk_plain_balanced's 112-feature tiles serve (M = 4 without overlap)
+    for overlap in [true, false] {
+        for k in [2048, 4096] {
+            for m in [2, 3, 4] {
+                let want = if m == 4 && !overlap { (Family::Bulk, 8, 112, false) } else { (Family::Bulk, 8, 32, false) };
+                assert_eq!(pick(m, k, 14336, false, overlap), want, "M={m} K={k} N=14336 overlap={overlap}");
+            }
+        }
+        assert_eq!(pick(3, 8192, 14336, false, overlap).2, 128, "8192 x 14336: 2^26.8 weights");
+        assert_eq!(pick(3, 4096, 14336, true, overlap).2, 128, "zero points keep the 128-feature tiles");
+        // dect on its one-wave layers over K <= 2048 at M = 2-4 (2048 x 4096), symmetric
+        for m in [2, 3, 4] {
+            assert_eq!(pick(m, 2048, 4096, false, overlap).0, Family::Dect, "M={m} 2048 x 4096");
+            assert_eq!(pick(m, 3072, 4096, false, overlap).0, Family::Bulk, "M={m} 3072 x 4096: K > 2048");
         }
     }
     assert_eq!(pick(2, 4096, 14336, false, false).2, 32, "M = 2 keeps its 32-feature tiles");

@@ -104,8 +104,12 @@ pub fn bulk_narrow_multi(p: &Problem, sms: i64) -> bool {
         && p.meta.group() % 64 == 0
         && (!p.meta.has_zeros || weights <= BULK_NARROW_ZP_MAX_WEIGHTS)
         && match p.m {
+            // (not on dect's one-wave layers over K <= 2048, symmetric: 2048 x 4096 at M = 3 ran dect's
+            // 16-feature CTAs in 0.74x / 0.95x of bulk's 8 x 32 tiles with / without overlap,
+            // routing sweep on the H100, one order, bench/NOTES.md session 45)
+            2..=4 if dect_one_wave(p, sms) && p.k() <= 2048 && !p.meta.has_zeros => false,
             2 => true,
-            3..=4 => tiles <= slots,
+            3..=4 => tiles <= slots || bulk_m2_4_narrow_whole(p, sms),
             // since session 43 also, where dect's 32-feature CTAs would not fit one wave (dect
             // keeps those: 4096 x 3072, Llama-8B o), half the slots below 2^25 weights (8192 x
             // 2560 0.68-0.75x, 7168 x 4096 0.92-1.0x), or all of them over K <= 4096 up to 2^24
@@ -219,13 +223,27 @@ pub enum EightForm {
 /// so not there.
 pub fn bulk_m1_narrow_whole(p: &Problem, sms: i64) -> bool {
     let tiles = p.n() / 32;
+    p.m == 1 && (narrow_last_round_fills(p, sms) || (!p.overlap && !p.meta.has_zeros && p.meta.group() % 64 == 0 && (bulk_m1_dect_wave(p, sms) || bulk_plain_fill(p, sms, tiles))))
+}
+
+/// [`bulk_m1_narrow_whole`]'s first rule at M = 2-4 too (where [`bulk_narrow_multi`]'s weights
+/// allow the 8 x 32 tile): whole 32-feature tiles where the 128-feature tiles would be fewer than
+/// the SMs and the 32-feature tiles fill at least half their last round over K <= 8192,
+/// symmetric post-scale, in both contexts. Routing sweep on the H100 (one order, bench/NOTES.md
+/// session 45): 4096 x 14336 at M = 3 0.88x / 0.87x (plain / overlap) of the 128-feature split.
+/// Without overlap at M = 4 [`bulk_plain_balanced`]'s 112-feature tiles keep such layers.
+pub fn bulk_m2_4_narrow_whole(p: &Problem, sms: i64) -> bool {
+    (2..=4).contains(&p.m)
+        && (BULK_MIN_WEIGHTS..=BULK_NARROW_MAX_WEIGHTS).contains(&(p.k() * p.n()))
+        && narrow_last_round_fills(p, sms)
+        && !bulk_plain_balanced(p, sms)
+}
+
+fn narrow_last_round_fills(p: &Problem, sms: i64) -> bool {
+    let tiles = p.n() / 32;
     let slots = sms * BULK_CTAS_PER_SM;
     let last_round = tiles - (tiles - 1) / slots * slots;
-    p.m == 1
-        && !p.meta.has_zeros
-        && p.meta.group() % 64 == 0
-        && ((p.n() / 128 < sms && p.k() <= 8192 && 2 * last_round >= slots)
-            || (!p.overlap && (bulk_m1_dect_wave(p, sms) || bulk_plain_fill(p, sms, tiles))))
+    !p.meta.has_zeros && p.meta.group() % 64 == 0 && p.n() / 128 < sms && p.k() <= 8192 && 2 * last_round >= slots
 }
 
 /// bulk: the tile width for whole tiles (None: not such a plan). At 1-8 tokens they run the

@@ -408,7 +408,7 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
             let split = match eight {
                 Some(EightForm::StreamK) => true,
                 Some(EightForm::Whole) => false,
-                _ => bulk_split(p, sms, t.tm, t.tn, t.pre).unit > 0 && !bulk_m1_narrow_whole(p, sms) && !bulk_plain_whole(p, sms) && !bulk_plain_balanced(p, sms) && !bulk_wide_balanced(p, sms),
+                _ => bulk_split(p, sms, t.tm, t.tn, t.pre).unit > 0 && !bulk_m1_narrow_whole(p, sms) && !bulk_plain_whole(p, sms) && !bulk_plain_balanced(p, sms) && !bulk_wide_balanced(p, sms) && !bulk_m2_4_narrow_whole(p, sms),
             };
             let pick = |tm: u32, tn: u32| bulk.clone().find(|(_, v)| v.tm == tm && v.tn == tn && v.pre == t.pre && v.split == split);
             // whole tiles: the 8 / 16-token tile (bulk_whole_tile_tokens) in bulk_whole_tile's

@@ -1259,7 +1259,7 @@ fn m1_eight_token_tiles_are_pinned() {
 fn wide_balanced_tiles_are_pinned() {
     // Llama-70B gate_up (bench/NOTES.md session 45): 512 whole 112-feature tiles (two rounds of
     // 264 slots, the last 94 % full) at M = 1-16 in both contexts instead of the 128-feature
-    // stream-K split; not with zero points, nor on 120 SMs (240 slots: more than two rounds),
+    // stream-K split, with zero points too; not at group 32, nor on 120 SMs (240 slots: more than two rounds),
     // nor where the 112-feature tiles fit one round (Llama-8B gate_up: bulk_whole_tile's case).
     let caps = Caps::uniform(132, 2);
     for m in [1, 4, 8, 9, 16] {
@@ -1272,7 +1272,9 @@ fn wide_balanced_tiles_are_pinned() {
             assert!(!bulk_wide_balanced(&p, 120), "M={m}: 512 tiles on 240 slots");
         }
         let zp = &VARIANTS[plan(&problem(m, 8192, 57344, 128, true, DType::BF16), &caps).unwrap().variant];
-        assert_eq!(zp.tn, 128, "M={m}: zero points keep the 128-feature tiles");
+        assert_eq!((zp.tn, zp.zeros, zp.split), (112, true, false), "M={m}: with zero points too (session 45)");
+        let g32 = &VARIANTS[plan(&problem(m, 8192, 57344, 32, false, DType::F16), &caps).unwrap().variant];
+        assert_eq!(g32.tn, 128, "M={m}: group 32 (pre-scaled) keeps the 128-feature tiles");
         assert!(!bulk_wide_balanced(&problem(m, 4096, 28672, 128, false, DType::F16), 132), "one round");
         assert!(!bulk_wide_balanced(&problem(m, 14336, 57344, 128, false, DType::F16), 132), "K = 14336");
     }

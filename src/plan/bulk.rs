@@ -308,20 +308,20 @@ pub fn bulk_plain_balanced(p: &Problem, sms: i64) -> bool {
         && 10 * tiles >= 9 * sms
 }
 
-/// At M <= 16 on symmetric post-scale layers over K <= 8192 whose 112-feature tiles make between
+/// At M <= 16 on post-scale layers over K <= 8192 whose 112-feature tiles make between
 /// one and two rounds of the slots with the last round >= 90 % full (where the 128-feature tiles
 /// would not): whole 112-feature tiles instead of the 128-feature stream-K split, in both launch
 /// contexts. Library A/B on the H100 (A B B A, bench/NOTES.md session 45), without / with
 /// overlap: Llama-70B gate_up (512 tiles on 264 slots) 0.93x / 0.94-0.95x at M = 1, 0.95-0.97x /
 /// 0.97-0.99x at M = 2-8, 0.93-0.95x / 0.93-0.98x at M = 12-16; 4096 x 57344 0.87-0.90x /
-/// 0.89-0.94x. Over K = 14336 (14336 x 57344) 0.97-1.0x, once 1.04x: not there.
+/// 0.89-0.94x. Over K = 14336 (14336 x 57344) 0.97-1.0x, once 1.04x: not there. With zero points
+/// (bf16, group 128) Llama-70B gate_up 0.94x / 0.94x at M = 1, 0.93x / 0.97x at M = 16.
 pub fn bulk_wide_balanced(p: &Problem, sms: i64) -> bool {
     let slots = sms * BULK_CTAS_PER_SM;
     let tiles = p.n() / BULK_BALANCED_TN as i64;
     let last = tiles - (tiles - 1) / slots * slots;
     p.m <= BULK_MAX_M
         && !p.meta.has_perm
-        && !p.meta.has_zeros
         && p.meta.group() % 64 == 0
         && p.k() <= 8192
         && p.n() % BULK_BALANCED_TN as i64 == 0

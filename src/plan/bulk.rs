@@ -158,10 +158,7 @@ pub fn bulk_tile_features(p: &Problem, sms: i64) -> u32 {
     if bulk_m1_eight(p, sms).is_some() {
         return 32;
     }
-    let narrow_tiles = p.n() / 32;
-    let slots = sms * BULK_CTAS_PER_SM;
-    let one_round = narrow_tiles <= slots && 10 * narrow_tiles >= 9 * slots && p.k() <= 8192;
-    if p.k() * p.n() >= BULK_WIDE_M1_WEIGHTS && p.n() % 128 == 0 && !one_round && !bulk_m1_narrow_whole(p, sms) {
+    if p.k() * p.n() >= BULK_WIDE_M1_WEIGHTS && p.n() % 128 == 0 && !narrow_one_round(p, sms) && !bulk_m1_narrow_whole(p, sms) {
         128
     } else {
         32
@@ -185,16 +182,23 @@ pub fn bulk_m1_eight(p: &Problem, sms: i64) -> Option<EightForm> {
     if p.m != 1 || p.meta.has_zeros || p.meta.group() % 64 != 0 || p.k() * p.n() < BULK_WIDE_M1_WEIGHTS {
         return None;
     }
-    let one_round = tiles <= slots && 10 * tiles >= 9 * slots && p.k() <= 8192;
     if tiles <= slots && 5 * tiles * (slots / tiles.max(1)) >= 4 * slots {
         Some(EightForm::Rule)
-    } else if tiles < 2 * slots && !one_round && !bulk_m1_narrow_whole(p, sms) && !bulk_wide_balanced(p, sms) {
+    } else if tiles < 2 * slots && !narrow_one_round(p, sms) && !bulk_m1_narrow_whole(p, sms) && !bulk_wide_balanced(p, sms) {
         Some(EightForm::StreamK)
     } else if tiles >= 4 * slots && p.k() <= 8192 && !bulk_wide_balanced(p, sms) {
         Some(EightForm::Whole)
     } else {
         None
     }
+}
+
+/// Whether whole 32-feature tiles make one round of at least 90 % of the slots over K <= 8192
+/// (at M = 1 they run whole there: [`bulk_tile_features`]).
+fn narrow_one_round(p: &Problem, sms: i64) -> bool {
+    let tiles = p.n() / 32;
+    let slots = sms * BULK_CTAS_PER_SM;
+    tiles <= slots && 10 * tiles >= 9 * slots && p.k() <= 8192
 }
 
 /// How [`bulk_m1_eight`]'s 8-token 32-feature tile runs at M = 1.

@@ -19,10 +19,12 @@ with the arms interleaved and the order alternating; per-step time: median, min,
 rounds x replays. Every arm is checked against float64 (layer 0 of each projection) first.
 
 Targets (../shared/DESIGN.md), at M = 1 and 16: Llama-8B mate <= 1.15x read and fp16 >= 3x mate;
-Qwen2-1.5B mate <= 1.5x read and fp16 >= 2x mate. Headline config: g128, symmetric, fp16.
+Qwen2-1.5B mate <= 1.5x read and fp16 >= 2x mate. Headline config: g128, symmetric, fp16; the
+others beside it: --dtype bfloat16 (the mate arms' activations and outputs) and --zp (frames with
+zero points; the read arm streams their packed zeros too).
 
     python3 bench/decode_step.py --library target/release/libmate.so --json OUT.json
-        [--models llama8b,qwen1.5b] [--m 1,16]
+        [--models llama8b,qwen1.5b] [--m 1,16] [--dtype bfloat16] [--zp]
     python3 bench/decode_step.py --library ... --dry-run   # CPU: a tiny model, one eager step per arm, checks
 """
 
@@ -56,34 +58,42 @@ BETWEEN_ARM = "between"  # --between
 
 class Model:
     """All layers' weights for every arm. Layer l, projection p: `bufs[l][p]` int32 words holding
-    qweight then scales (the frame mate reads is a pair of views into it, so the read arm streams
-    exactly those bytes), `dense[dtype][l][p]` [N, K]."""
+    qweight, scales, then with zero points the packed zeros (the frame mate reads is views into it,
+    so the read arm streams exactly those bytes), `dense[dtype][l][p]` [N, K]. `dtype`: the mate
+    arms' scales, activations and outputs."""
 
-    def __init__(self, layers, shapes, device, group=GROUP):
+    def __init__(self, layers, shapes, device, group=GROUP, dtype=None, zp=False):
         import torch
 
         from bench.arms import random_weight
-        from checkpoints import pack_frame_v2
+        from checkpoints import pack_cols, pack_frame_v2
 
         self.layers, self.shapes, self.device, self.group = layers, shapes, device, group
+        self.dtype, self.zp = dtype or torch.float16, zp
         self.bufs, self.frames, self.keep = [], [], {}
         for layer in range(layers):
             bl, fl = {}, {}
             for p, (K, N) in shapes.items():
                 qw_words, s_words = K * N // 8, (K // group) * N // 2
-                buf = torch.empty(qw_words + s_words, dtype=torch.int32, device=device)
+                z_words = (K // group) * N // 8 if zp else 0
+                buf = torch.empty(qw_words + s_words + z_words, dtype=torch.int32, device=device)
                 qw = buf[:qw_words].view(N // 16, K // 64, 128)
-                s = buf[qw_words:].view(torch.float16).view(K // group, N)
+                s = buf[qw_words:qw_words + s_words].view(self.dtype).view(K // group, N)
+                zw = buf[qw_words + s_words:].view(K // group, N // 8) if zp else None
                 if layer == 0:  # the checked layer: values known, packed by the test-side packer
-                    q, scales, _ = random_weight(K, N, group, torch.float16, device)
+                    q, scales, z = random_weight(K, N, group, self.dtype, device, zp)
                     qw.copy_(pack_frame_v2(q))
                     s.copy_(scales)
-                    self.keep[p] = (q, scales)
-                else:  # any int32 words are a valid frame v2 of uniform random nibbles: skip the packer
+                    if zp:
+                        zw.copy_(pack_cols(z))
+                    self.keep[p] = (q, scales, z)
+                else:  # any int32 words are a valid frame v2 (and packed zeros) of uniform random nibbles
                     qw.copy_(torch.randint(-(2**31), 2**31 - 1, qw.shape, dtype=torch.int32, device=device))
                     s.copy_(torch.rand(K // group, N, device=device) * 0.02 + 0.002)
+                    if zp:
+                        zw.copy_(torch.randint(-(2**31), 2**31 - 1, zw.shape, dtype=torch.int32, device=device))
                 bl[p] = buf
-                fl[p] = (qw, torch.ops.mate.frame_meta(K, N, group, False, False), s)
+                fl[p] = (qw, torch.ops.mate.frame_meta(K, N, group, zp, False), s, zw)
             self.bufs.append(bl)
             self.frames.append(fl)
         self.dense = {dt: [{p: torch.randn(N, K, device=device, dtype=dt) for p, (K, N) in shapes.items()}
@@ -111,10 +121,11 @@ class Model:
         dev = self.device
         xs = {K: torch.randn(M, K, device=dev).half() for K in {K for K, _ in self.shapes.values()}}
         xb = {K: x.bfloat16() for K, x in xs.items()}
-        outs = {p: torch.empty(M, N, dtype=torch.float16, device=dev) for p, (K, N) in self.shapes.items()}
+        xm = xs if self.dtype == torch.float16 else xb  # the mate arms' activations
+        outs = {p: torch.empty(M, N, dtype=self.dtype, device=dev) for p, (K, N) in self.shapes.items()}
         ws = {}
         for p, (K, N) in self.shapes.items():
-            need = torch.ops.mate.w4a16_workspace_size(xs[K], self.frames[0][p][1])
+            need = torch.ops.mate.w4a16_workspace_size(xm[K], self.frames[0][p][1])
             ws[p] = torch.zeros(need, dtype=torch.uint8, device=dev) if need else None
         sink = read_arm.sink_for(max(b.numel() for b in self.bufs[0].values()), dev)
         order = [(layer, p, self.shapes[p][0]) for layer in range(self.layers) for p in projs]
@@ -128,8 +139,8 @@ class Model:
         def mate():
             for layer, p, K in order:
                 gap()
-                qw, meta, s = self.frames[layer][p]
-                torch.ops.mate.w4a16_gemm.out(xs[K], qw, meta, s, None, None, None, self.group, workspace=ws[p], out=outs[p])
+                qw, meta, s, z = self.frames[layer][p]
+                torch.ops.mate.w4a16_gemm.out(xm[K], qw, meta, s, z, None, None, self.group, workspace=ws[p], out=outs[p])
 
         def read():
             for layer, p, _ in order:
@@ -142,12 +153,12 @@ class Model:
         def mate_op():
             for layer, p, K in order:
                 gap()
-                qw, meta, s = self.frames[layer][p]
-                torch.ops.mate.w4a16_gemm(xs[K], qw, meta, s, None, None, None, self.group)  # its own output
+                qw, meta, s, z = self.frames[layer][p]
+                torch.ops.mate.w4a16_gemm(xm[K], qw, meta, s, z, None, None, self.group)  # its own output
 
         fns = {"mate": mate, "read": read, "fp16": dense(torch.float16, xs), "bf16": dense(torch.bfloat16, xb),
                OP_ARM: mate_op, BETWEEN_ARM: gaps}
-        ctx = dict(xs=xs, xb=xb, outs=outs, ws=ws, sink=sink, projs=projs)
+        ctx = dict(xs=xs, xb=xb, xm=xm, outs=outs, ws=ws, sink=sink, projs=projs)
         return fns, ctx
 
     def check(self, M, fns, ctx):
@@ -163,17 +174,18 @@ class Model:
         fns["mate"]()  # the whole step eagerly; outs then hold the last layer's results
 
         def layer0(p, K, N):  # (.out with the step's workspace, the functional op without one)
-            qw, meta, sv = self.frames[0][p]
-            out = torch.empty(M, N, dtype=torch.float16, device=self.device)
-            torch.ops.mate.w4a16_gemm.out(ctx["xs"][K], qw, meta, sv, None, None, None, self.group, workspace=ctx["ws"][p], out=out)
-            return out, torch.ops.mate.w4a16_gemm(ctx["xs"][K], qw, meta, sv, None, None, None, self.group)
+            qw, meta, sv, zv = self.frames[0][p]
+            x = ctx["xm"][K]
+            out = torch.empty(M, N, dtype=self.dtype, device=self.device)
+            torch.ops.mate.w4a16_gemm.out(x, qw, meta, sv, zv, None, None, self.group, workspace=ctx["ws"][p], out=out)
+            return out, torch.ops.mate.w4a16_gemm(x, qw, meta, sv, zv, None, None, self.group)
 
         errs = {"mate": [], OP_ARM: []}
         for p, (K, N) in self.shapes.items():
-            q, s = self.keep[p]
-            ref = reference(ctx["xs"][K], q, s, self.group)
+            q, s, z = self.keep[p]
+            ref = reference(ctx["xm"][K], q, s, self.group, z)
             for arm, out in zip(("mate", OP_ARM), layer0(p, K, N)):
-                errs[arm].append(graded(f"{arm}.{p}", out, ref, torch.float16))
+                errs[arm].append(graded(f"{arm}.{p}", out, ref, self.dtype))
         for arm, e in errs.items():
             res[arm] = dict(ok=all(x["ok"] for x in e), layers_checked=e)
         for arm, dt, x in (("fp16", torch.float16, ctx["xs"]), ("bf16", torch.bfloat16, ctx["xb"])):
@@ -253,6 +265,9 @@ def main(argv=None):
                     help=f"a small torch kernel before every projection in every arm, and the arm `{BETWEEN_ARM}` of those "
                          "alone: GEMMs as a model runs them (behind kernels that do not trigger a programmatic launch)")
     ap.add_argument("--projs", default=",".join(PROJS), help="the projections in the step (default all four)")
+    ap.add_argument("--dtype", default="float16", choices=["float16", "bfloat16"],
+                    help="the mate arms' activations, scales and outputs (the fp16 / bf16 arms keep theirs)")
+    ap.add_argument("--zp", action="store_true", help="frames with zero points (asymmetric; the read arm streams them too)")
     ap.add_argument("--unchecked", action="store_true",
                     help="lab builds that compute wrong results on purpose (MATE_KERNEL_FLAGS switches): time the mate "
                          "arm whatever its float64 check says (the check is still recorded); never for a claim")
@@ -273,17 +288,18 @@ def main(argv=None):
     for name in args.models.split(","):
         if name not in MODELS:
             ap.error(f"--models: unknown model {name!r}; models are {', '.join(MODELS)}")
+    dtype = getattr(torch, args.dtype)
     if args.dry_run:
-        return dry_run(torch, Ms, projs, args.between)
+        return dry_run(torch, Ms, projs, args.between, dtype, args.zp)
     arms = ARMS + ((OP_ARM,) if args.op_arm else ()) + ((BETWEEN_ARM,) if args.between else ())
     torch.manual_seed(0)
     rows, failures = [], []
     for name in args.models.split(","):
         layers, shapes = MODELS[name]
         t0 = time.time()
-        model = Model(layers, shapes, "cuda")
+        model = Model(layers, shapes, "cuda", dtype=dtype, zp=args.zp)
         torch.cuda.synchronize()
-        print(f"{name}: {layers} layers x {len(shapes)} projections built in {time.time() - t0:.1f} s; "
+        print(f"{name} ({args.dtype}{', zero points' if args.zp else ''}): {layers} layers x {len(shapes)} projections built in {time.time() - t0:.1f} s; "
               + ", ".join(f"{a} {model.nbytes(a) / 1e9:.2f} GB" for a in arms), flush=True)
         for M in Ms:
             fns, ctx = model.steps(M, projs, args.between)
@@ -300,7 +316,7 @@ def main(argv=None):
             del graphs
             for a in bad:
                 steps[a] = {"error": "failed its float64 check"}
-            row = dict(model=name, layers=layers, M=M, projs=list(projs), between=args.between,
+            row = dict(model=name, layers=layers, M=M, projs=list(projs), between=args.between, dtype=args.dtype, zp=args.zp,
                        gemms_per_step=layers * len(projs), steps=steps,
                        checks=checks, bytes_per_step={a: model.nbytes(a) for a in arms}, **verdict(name, steps))
             rows.append(row)
@@ -312,7 +328,8 @@ def main(argv=None):
 
         Path(args.json).write_text(json.dumps(dict(
             what="bench/decode_step.py", gpu=torch.cuda.get_device_name(), **provenance(ROOT, args.library), date=time.strftime("%Y-%m-%d"),
-            torch=torch.__version__, group=GROUP, dtype="float16 (bf16 arm: bfloat16)", failures=failures,
+            torch=torch.__version__, group=GROUP, dtype=f"{args.dtype} (the fp16 / bf16 arms: their own)", zp=args.zp,
+            failures=failures,
             shapes={n: dict(layers=MODELS[n][0], projections={p: dict(K=k, N=nn) for p, (k, nn) in MODELS[n][1].items()})
                     for n in args.models.split(",")},
             method=f"one CUDA graph per arm per step: layers x (qkv, o, gate_up, down) GEMMs back to back, every layer its "
@@ -346,12 +363,12 @@ def line(row):
     return s
 
 
-def dry_run(torch, Ms, projs=PROJS, between=False):
+def dry_run(torch, Ms, projs=PROJS, between=False, dtype=None, zp=False):
     """The tiny model on the CPU: each arm's step run once eagerly (the function a graph would
     capture) and every check; no timing (CPU graphs do not exist)."""
     torch.manual_seed(0)
     layers, shapes = DRY_MODEL
-    model = Model(layers, shapes, "cpu")
+    model = Model(layers, shapes, "cpu", dtype=dtype, zp=zp)
     bad = 0
     for M in Ms:
         fns, ctx = model.steps(M, projs, between)

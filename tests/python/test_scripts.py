@@ -300,6 +300,16 @@ def test_decode_step_dry_run_between_and_a_subset():
     assert bad.returncode != 0 and "--projs" in bad.stderr and "gate_up" in bad.stderr
 
 
+def test_decode_step_dry_run_bf16_zero_points():
+    """--dtype bfloat16 --zp: the mate arms run bf16 frames with zero points, checked against the
+    float64 reference that subtracts those zeros (ignoring them would miss the bound)."""
+    r = _dry("decode_step.py", "--dtype", "bfloat16", "--zp", "--m", "1,5")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert _verdicts(r.stdout) == {(m, a): "ok" for m in (1, 5) for a in ("read", "mate", "mate_op", "fp16", "bf16")}, r.stdout
+    mate_lines = [ln for ln in r.stdout.splitlines() if " arm=mate " in ln]
+    assert mate_lines and all("'bound': 0.01," in ln and "'bound': 0.002" not in ln for ln in mate_lines), r.stdout  # bf16's bound
+
+
 def test_bench_provenance_names_the_library_that_ran(tmp_path, monkeypatch):
     """bench JSONs record the library that ran beside the checkout's commit (the GPU machine's
     copied git HEAD was stale in session 17): path, size, and the lab `commit` note beside it."""

@@ -22,6 +22,7 @@ over --steps decode steps after the prompt, the W4A16 model's logits against the
 the RTN-dequantized weights in fp16 nn.Linear (relative error per step, top-5 overlap).
 
     python3 bench/e2e.py --model llama8b --library target/release/libmate.so --json OUT.json
+    (--model llama8b, qwen1.5b or qwen7b: Qwen2-7B's serving shapes, which several routing rules name)
     python3 bench/e2e.py --tiny --device cpu --json OUT.json     # CPU smoke test (eager, no graphs)
 """
 
@@ -50,6 +51,11 @@ MODELS = {
     "qwen1.5b": dict(arch="qwen2", hidden_size=1536, intermediate_size=8960, num_hidden_layers=28,
                      num_attention_heads=12, num_key_value_heads=2, vocab_size=151936, rope_theta=1000000.0,
                      max_position_embeddings=32768, tie_word_embeddings=True),
+    # Qwen2-7B, the serving shapes the routing rules name (bench/NOTES.md sessions 43-45): qkv
+    # 3584x4608 (with bias), o 3584x3584, gate_up 3584x37888, down 18944x3584
+    "qwen7b": dict(arch="qwen2", hidden_size=3584, intermediate_size=18944, num_hidden_layers=28,
+                   num_attention_heads=28, num_key_value_heads=4, vocab_size=152064, rope_theta=1000000.0,
+                   max_position_embeddings=32768, tie_word_embeddings=False),
     # CPU smoke test
     "tiny": dict(arch="llama", hidden_size=256, intermediate_size=512, num_hidden_layers=2, num_attention_heads=4,
                  num_key_value_heads=2, vocab_size=512, max_position_embeddings=1024, tie_word_embeddings=False),
@@ -315,7 +321,7 @@ def numerics(model_q, model_ref, args, device, dtype):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--model", choices=["llama8b", "qwen1.5b"], default="llama8b")
+    ap.add_argument("--model", choices=[m for m in MODELS if m != "tiny"], default="llama8b")
     ap.add_argument("--tiny", action="store_true", help="a 2-layer 256-wide Llama (CPU smoke test)")
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--library")

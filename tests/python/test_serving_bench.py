@@ -91,3 +91,24 @@ def test_read_arm_is_importable():
     from bench import read_arm
 
     assert read_arm.sink_for(4096 * 3 + 1, "cpu").numel() == 4
+
+
+@pytest.mark.parametrize("name,shapes", [
+    ("llama8b", {"qkv": (4096, 6144), "o": (4096, 4096), "gate_up": (4096, 28672), "down": (14336, 4096)}),
+    ("qwen1.5b", {"qkv": (1536, 2048), "o": (1536, 1536), "gate_up": (1536, 17920), "down": (8960, 1536)}),
+    ("qwen7b", {"qkv": (3584, 4608), "o": (3584, 3584), "gate_up": (3584, 37888), "down": (18944, 3584)}),
+])
+def test_e2e_model_configs_give_the_named_shapes(name, shapes):
+    """bench/e2e.py's model configs (built with random weights on the GPU) have the projection
+    shapes (K x N, fused qkv and gate_up) that DESIGN.md and the routing notes name."""
+    pytest.importorskip("transformers")
+    sys.path.insert(0, str(ROOT))
+    from bench.e2e import MODELS
+
+    c = MODELS[name]
+    head = c["hidden_size"] // c["num_attention_heads"]
+    got = {"qkv": (c["hidden_size"], (c["num_attention_heads"] + 2 * c["num_key_value_heads"]) * head),
+           "o": (c["num_attention_heads"] * head, c["hidden_size"]),
+           "gate_up": (c["hidden_size"], 2 * c["intermediate_size"]),
+           "down": (c["intermediate_size"], c["hidden_size"])}
+    assert got == shapes

@@ -1037,8 +1037,17 @@ fn bulk_routing_is_pinned() {
     assert_eq!(bulk_whole_tile(&problem(1, 4096, 14336, 128, false, DType::F16), 132, 128, false), Some(128)); // 112 tiles: one an SM
     assert_eq!(bulk_whole_tile(&problem(1, 4096, 6144, 128, false, DType::F16), 132, 32, false), Some(32)); // 32-feature tiles keep their width
     assert_eq!(bulk_whole_tile(&problem(1, 4096, 6144, 128, true, DType::F16), 132, 32, false), None); // with zero points: not there
-    let v = &VARIANTS[plan(&problem(1, 4096, 6144, 128, true, DType::BF16), &caps).unwrap().variant];
-    assert_eq!((v.family, v.tm, v.tn, v.split), (Family::Bulk, 1, 32, false));
+    // ... the one-token 32-feature tiles without overlap; with it, the one-token 128-feature split
+    // (bulk_m1_zp_wide: 2^24-2^25 zero-point weights over K >= 4096), not over K = 2048
+    let zp_pick = |k, n, overlap| {
+        let p = Problem { overlap, ..problem(1, k, n, 128, true, DType::BF16) };
+        let v = &VARIANTS[plan(&p, &caps).unwrap().variant];
+        (v.family, v.tm, v.tn, v.split)
+    };
+    assert_eq!(zp_pick(4096, 6144, false), (Family::Bulk, 1, 32, false));
+    assert_eq!(zp_pick(4096, 6144, true), (Family::Bulk, 1, 128, true));
+    assert_eq!(zp_pick(4096, 4096, true), (Family::Bulk, 1, 128, true));
+    assert_ne!(zp_pick(2048, 8192, true), (Family::Bulk, 1, 128, true));
     // a seven-stripe tile with zero points relies on its last tile being odd (kernels/bulk.cuh
     // z_row_bytes): frames hold N % 64 == 0, so a count of 112-feature tiles is a multiple of 4
     assert!(FrameMeta::new(4096, 336, 128, true, false).is_err());

@@ -158,11 +158,34 @@ pub fn bulk_tile_features(p: &Problem, sms: i64) -> u32 {
     if bulk_m1_eight(p, sms).is_some() {
         return 32;
     }
+    if bulk_m1_zp_wide(p) {
+        return 128;
+    }
     if p.k() * p.n() >= BULK_WIDE_M1_WEIGHTS && p.n() % 128 == 0 && !narrow_one_round(p, sms) && !bulk_m1_narrow_whole(p, sms) {
         128
     } else {
         32
     }
+}
+
+/// bulk at M = 1 with zero points, with overlap, on layers of 2^24-2^25 weights over K >= 4096
+/// and N >= 4096 (N % 128 == 0): the one-token 128-feature split rather than 32-feature tiles.
+/// Library A/B on the H100 (bf16, group 128, bench/NOTES.md session 45), overlap / plain:
+/// Llama-8B qkv 0.947x / 1.113x, 7168 x 4096 0.942x / 1.017x, 5120 x 5120 0.841x / 0.992x;
+/// 2048 x 8192 1.21x / 1.27x (so K >= 4096), Qwen2-1.5B gate_up (K = 1536) 0.99x / 1.01x.
+/// Overlap only. The zero-point
+/// Llama-8B step at M = 1 (decode_step.py --dtype bfloat16 --zp, A B B A, session 46): 0.973x with
+/// overlap (1638 / 1647 -> 1597 / 1599 us), 1.00x --between.
+pub fn bulk_m1_zp_wide(p: &Problem) -> bool {
+    let weights = p.k() * p.n();
+    p.m == 1
+        && p.overlap
+        && p.meta.has_zeros
+        && p.meta.group() % 64 == 0
+        && p.k() >= 4096
+        && p.n() >= 4096 // measured there only; narrower layers would split 11-22 ways
+        && (2 * BULK_MIN_WEIGHTS..BULK_WIDE_M1_WEIGHTS).contains(&weights)
+        && p.n() % 128 == 0
 }
 
 /// bulk at M = 1 on symmetric post-scale layers of at least [`BULK_WIDE_M1_WEIGHTS`] whose

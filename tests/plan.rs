@@ -863,6 +863,18 @@ fn bwg_routing_is_pinned() {
     assert_eq!(split(32, 28672, 11264), (264, 3)); // 88 tiles, 3 each: every slot busy
     assert_eq!(split(16, 4096, 6144), (240, 5)); // 48 tiles, 5 each: 4 stages
     assert_eq!(split(16, 8960, 1536), (204, 17)); // 12 tiles of 35 stages: 17 each (two stages a part), not 22
+    // without overlap (bwg_one_an_sm): one CTA an SM where those parts fit the ring (P = 4 stages)
+    // and fill >= 90 % of the SMs
+    let plain = |m, k, n| {
+        let p = Problem { overlap: false, ..problem(m, k, n, 128, false, DType::F16) };
+        let v = &VARIANTS[plan(&p, &caps).unwrap().variant];
+        let s = bwg_split(&p, 132, v);
+        (s.ctas, s.split)
+    };
+    assert_eq!(plain(16, 8960, 1536), (132, 11)); // 3.2 stages a part
+    assert_eq!(plain(12, 7168, 2048), (128, 8)); // 16 tiles: 3.5 stages a part
+    assert_eq!(plain(16, 4096, 6144), (240, 5)); // 48 tiles: 2 a CTA would leave 36 SMs idle
+    assert_eq!(plain(16, 14336, 4096), (256, 8)); // 32 tiles: 4 parts of 14 stages
     assert_eq!((bwg_streamk_whole_tiles(3584, 132), bwg_streamk_whole_tiles(263, 132), bwg_streamk_whole_tiles(264, 132)), (3432, 0, 132));
 }
 

@@ -875,6 +875,10 @@ fn bwg_routing_is_pinned() {
     assert_eq!(plain(12, 7168, 2048), (128, 8)); // 16 tiles: 3.5 stages a part
     assert_eq!(plain(16, 4096, 6144), (240, 5)); // 48 tiles: 2 a CTA would leave 36 SMs idle
     assert_eq!(plain(16, 14336, 4096), (256, 8)); // 32 tiles: 4 parts of 14 stages
+    assert_eq!(plain(24, 4096, 4096), (128, 4)); // the 32-token tile: Llama-8B o, 4 parts of 4 stages
+    assert_eq!(plain(32, 8960, 1536), (132, 11));
+    assert_eq!(plain(24, 4096, 6144), split(24, 4096, 6144)); // 48 tiles: the fill bound
+    assert_eq!(split(24, 4096, 4096), (256, 8)); // with overlap: the slots' split
     assert_eq!((bwg_streamk_whole_tiles(3584, 132), bwg_streamk_whole_tiles(263, 132), bwg_streamk_whole_tiles(264, 132)), (3432, 0, 132));
 }
 

@@ -30,23 +30,29 @@ pub fn bwg_split(p: &Problem, sms: i64, v: &Variant) -> BwgSplit {
     bwg_split_with(p, sms, v, split_override())
 }
 
-/// bwg's 16-token even split without overlap (behind a torch kernel, as a model runs it): as
-/// many parts as put one CTA on each SM (not the two that fit), where such a part fits the ring
-/// (at most P stages: all its bytes in flight at once, so a second CTA on the SM would add only
-/// parts for the last arriver to sum) and those CTAs fill >= 90 % of the SMs. Forced splits on
-/// the H100 (bench/NOTES.md session 46), Qwen2-1.5B down at M = 16 (12 tiles of 35 stages): 11
-/// parts (132 CTAs, 3.2 stages each) 9.20 us plain against the slots' 17 (204 CTAs) 10.66; 13
-/// parts 10.79, 22 parts 11.13. Library A/B (A B B A, M = 9-16), plain: Qwen2-1.5B down 0.85x,
-/// 8192 x 1536 0.84-0.86x, 7168 x 2048 0.84x, 5120 x 2560 0.90x, 2048 x 5120 / 1536 x 8192
-/// 0.88-0.90x, 2048 x 8192 0.97x; its Qwen2-1.5B step --between 0.948x. With overlap the same
-/// plans ran 0.91-1.31x per call (2048 x 8192 1.25-1.31x) and the overlapping Qwen2-1.5B step
-/// 1.03x slower: so not there. Where one CTA an SM takes deeper parts it loses: Llama-8B down 4
-/// parts of 14 stages 24.2 us against 8 parts 15.7, Llama-8B qkv 3 parts 11.9 against 5 parts 9.8.
+/// bwg's 16 / 32-token even split without overlap (behind a torch kernel, as a model runs it): as
+/// many parts as put one CTA on each SM (not the two that fit), where such a part is at most
+/// [`BWG_ONE_AN_SM_MAX_STAGES`] deep and those CTAs fill >= 90 % of the SMs: a second CTA on an
+/// SM then adds parts for the last arriver to sum rather than bytes in flight. Measured on the
+/// H100 (bench/NOTES.md session 46), forced splits, plain: Qwen2-1.5B down at M = 16 (12 tiles of
+/// 35 stages) 11 parts (132 CTAs) 9.20 us against the slots' 17 (204 CTAs) 10.66; at M = 24 / 32
+/// (32-token tile) 11 parts 9.87 against 11.67; Llama-8B o at M = 24 / 32 4 parts (128 CTAs of 4
+/// stages) 9.5 against 12.2-12.5; 7168 x 2048 8 parts 9.5 against 11.5; 3072 x 4096 0.88x,
+/// 8192 x 1536 0.97x. Library A/B of the 16-token rule (A B B A, M = 9-16), plain: Qwen2-1.5B down
+/// 0.85x, 8192 x 1536 0.84-0.86x, 7168 x 2048 0.84x, 5120 x 2560 0.90x, 2048 x 5120 / 1536 x 8192
+/// 0.88-0.90x, 2048 x 8192 0.97x (f16, bf16 zp, group 32 alike); its Qwen2-1.5B step --between
+/// 0.948x, e2e B = 12 / 16 0.99x. With overlap the same plans ran 0.91-1.31x per call (2048 x 8192
+/// 1.25-1.31x) and the overlapping Qwen2-1.5B step 1.03x slower: so not there. Where one CTA an
+/// SM takes deeper parts it loses: Llama-8B down at M = 16 4 parts of 14 stages 24.2 us against
+/// 8 parts 15.7; where it fills 73 % of the SMs too: Llama-8B qkv at M = 24 2 parts 13.5 against
+/// 12.8 (the fill bound).
+pub const BWG_ONE_AN_SM_MAX_STAGES: i64 = 4;
+
 fn bwg_one_an_sm(p: &Problem, v: &Variant, tiles: i64, sms: i64, chunks: i64) -> Option<i64> {
     let s = sms / tiles.max(1);
     let ch = variants::bwg_chunks_per_stage(v.tm) as i64;
     let stages = ((chunks + s.max(1) - 1) / s.max(1) + ch - 1) / ch;
-    (!p.overlap && v.tm == 16 && s > 1 && stages <= v.p as i64 && 10 * tiles * s >= 9 * sms).then_some(s)
+    (!p.overlap && (v.tm == 16 || v.tm == 32) && s > 1 && stages <= BWG_ONE_AN_SM_MAX_STAGES && 10 * tiles * s >= 9 * sms).then_some(s)
 }
 
 /// [`bwg_split`] with the override `over` (None: the planned split, as the tile chooser needs it).

@@ -1,7 +1,7 @@
 set -u
 # Prepared in session 46, not run: (1) bwg_one_an_sm's 32-token form in bf16 zp and group 32
 # (plain; session 46 measured f16 g128 only): target/fin46 (the 16-token rule, 1f99257) against
-# target/fin46b (both tiles: main from 56e1f5d on; rebuild as `cargo build --release` on that
+# target/fin46b (both tiles: main from 2aad071 on; rebuild as `cargo build --release` on that
 # commit if target/ was cleaned); (2) the 64-token tile's split counts at M = 48 / 64 in the plain
 # context (--variants @S on main's library), the sweep that found the 16/32-token rule (call 8).
 # ~3 min of device time. Predicted: (1) as f16 (0.78-0.86x on Llama-8B o / Qwen2-1.5B down /

@@ -173,9 +173,8 @@ pub fn bulk_tile_features(p: &Problem, sms: i64) -> u32 {
 /// Library A/B on the H100 (bf16, group 128, bench/NOTES.md session 45), overlap / plain:
 /// Llama-8B qkv 0.947x / 1.113x, 7168 x 4096 0.942x / 1.017x, 5120 x 5120 0.841x / 0.992x;
 /// 2048 x 8192 1.21x / 1.27x (so K >= 4096), Qwen2-1.5B gate_up (K = 1536) 0.99x / 1.01x.
-/// Overlap only. The zero-point
-/// Llama-8B step at M = 1 (decode_step.py --dtype bfloat16 --zp, A B B A, session 46): 0.973x with
-/// overlap (1638 / 1647 -> 1597 / 1599 us), 1.00x --between.
+/// Overlap only. The zero-point Llama-8B step at M = 1 (decode_step.py --dtype bfloat16 --zp,
+/// A B B A, session 46): 0.973x with overlap (1638 / 1647 -> 1597 / 1599 us), 1.00x --between.
 pub fn bulk_m1_zp_wide(p: &Problem) -> bool {
     let weights = p.k() * p.n();
     p.m == 1

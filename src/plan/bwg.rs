@@ -17,8 +17,8 @@ pub struct BwgSplit {
 /// bwg: whole tiles, an even split of every tile, or (128-256-token tiles) stream-K over stages
 /// after the whole rounds of [`bwg_streamk_whole_tiles`]. The even split: where the tiles alone
 /// cannot give every resident slot an item, as many CTAs per tile as keep all items in one round,
-/// each at least two stages deep. Stream-K where it takes at least a tenth of the stages off the
-/// busiest CTA: the tile counts that leave SMs idle or a last round part-empty. Measured on the H200 (bench/NOTES.md "Session 8", results/2026-11-30-bwg-
+/// each at least two stages deep (without overlap at 16 / 32 tokens, [`bwg_one_an_sm`] may take
+/// fewer). Stream-K where it takes at least a tenth of the stages off the busiest CTA: the tile counts that leave SMs idle or a last round part-empty. Measured on the H200 (bench/NOTES.md "Session 8", results/2026-11-30-bwg-
 /// streamk-ab.json): Llama-70B qkv M = 128, 80 tiles on 132 SMs, 64 -> 39 stages, 73.4 -> 50.4 us;
 /// 70b gate_up M = 128-256 0.86x, Llama-8B qkv M = 128-1024 0.87-0.89x; where it saved 3 % of
 /// the stages it lost up to 5 % (8b down M = 4096, 70b down / o M = 1024: a contributor's partial
@@ -29,6 +29,9 @@ pub struct BwgSplit {
 pub fn bwg_split(p: &Problem, sms: i64, v: &Variant) -> BwgSplit {
     bwg_split_with(p, sms, v, split_override())
 }
+
+/// The deepest part (in stages) that [`bwg_one_an_sm`] gives one CTA an SM.
+pub const BWG_ONE_AN_SM_MAX_STAGES: i64 = 4;
 
 /// bwg's 16 / 32-token even split without overlap (behind a torch kernel, as a model runs it): as
 /// many parts as put one CTA on each SM (not the two that fit), where such a part is at most
@@ -46,13 +49,12 @@ pub fn bwg_split(p: &Problem, sms: i64, v: &Variant) -> BwgSplit {
 /// SM takes deeper parts it loses: Llama-8B down at M = 16 4 parts of 14 stages 24.2 us against
 /// 8 parts 15.7; where it fills 73 % of the SMs too: Llama-8B qkv at M = 24 2 parts 13.5 against
 /// 12.8 (the fill bound).
-pub const BWG_ONE_AN_SM_MAX_STAGES: i64 = 4;
-
-fn bwg_one_an_sm(p: &Problem, v: &Variant, tiles: i64, sms: i64, chunks: i64) -> Option<i64> {
+pub fn bwg_one_an_sm(p: &Problem, v: &Variant, tiles: i64, sms: i64, chunks: i64) -> Option<i64> {
     let s = sms / tiles.max(1);
     let ch = variants::bwg_chunks_per_stage(v.tm) as i64;
     let stages = ((chunks + s.max(1) - 1) / s.max(1) + ch - 1) / ch;
-    (!p.overlap && (v.tm == 16 || v.tm == 32) && s > 1 && stages <= BWG_ONE_AN_SM_MAX_STAGES && 10 * tiles * s >= 9 * sms).then_some(s)
+    let fills = 10 * tiles * s >= 9 * sms;
+    (!p.overlap && (v.tm == 16 || v.tm == 32) && s > 1 && stages <= BWG_ONE_AN_SM_MAX_STAGES && fills).then_some(s)
 }
 
 /// [`bwg_split`] with the override `over` (None: the planned split, as the tile chooser needs it).

@@ -790,7 +790,8 @@ fn bwg_routing_is_pinned() {
         }
     }
     // The 32-token tile's variants. Ring-first where a split part is at most 3 stages
-    // (bwg_ring_first): Llama-8B o (2 stages) and Qwen2-1.5B down (3) at M = 17-32; not Llama-8B
+    // (bwg_ring_first): 2048 x 6144 (5 parts of 2 stages; 48 tiles, too few for bwg_one_an_sm);
+    // not Llama-8B o and Qwen2-1.5B down at M = 17-32 (one CTA an SM: 4 stages a part), Llama-8B
     // qkv (4), 8B down (7), 70B o (8), the M = 33-64 m-tiles of 8B o (4), whole
     // tiles (gate_up). Stream-K (`_sk`) instead of whole tiles that fall unevenly on the SMs
     // (bwg_split, BWG_SK_SMALL_MAX_RATIO_PCT): Llama-70B gate_up (448 tiles) and Qwen2-1.5B gate_up
@@ -801,11 +802,12 @@ fn bwg_routing_is_pinned() {
     // 28672 x 11264 (an even split fills the slots). Neither at group 32 (the pre-scaled tile has
     // none). f16 / bf16 with zero points.
     for (m, k, n, g, ring, sk) in [
-        (17, 4096, 4096, 128, true, false),
-        (24, 4096, 4096, 128, true, false),
-        (32, 4096, 4096, -1, true, false),
-        (17, 8960, 1536, 128, true, false),
-        (32, 8960, 1536, 64, true, false),
+        (24, 2048, 6144, 128, true, false),
+        (17, 4096, 4096, 128, false, false),
+        (24, 4096, 4096, 128, false, false),
+        (32, 4096, 4096, -1, false, false),
+        (17, 8960, 1536, 128, false, false),
+        (32, 8960, 1536, 64, false, false),
         (32, 4096, 6144, 128, false, false),
         (32, 14336, 4096, 128, false, false),
         (32, 8192, 8192, 128, false, false),
@@ -862,23 +864,37 @@ fn bwg_routing_is_pinned() {
     assert_eq!(split(32, 8192, 10240), (264, 0)); // 80 tiles split 3 ways: 11 stages; stream-K 10
     assert_eq!(split(32, 28672, 11264), (264, 3)); // 88 tiles, 3 each: every slot busy
     assert_eq!(split(16, 4096, 6144), (240, 5)); // 48 tiles, 5 each: 4 stages
-    assert_eq!(split(16, 8960, 1536), (204, 17)); // 12 tiles of 35 stages: 17 each (two stages a part), not 22
-    // without overlap (bwg_one_an_sm): one CTA an SM where those parts fit the ring (P = 4 stages)
-    // and fill >= 90 % of the SMs
-    let plain = |m, k, n| {
-        let p = Problem { overlap: false, ..problem(m, k, n, 128, false, DType::F16) };
-        let v = &VARIANTS[plan(&p, &caps).unwrap().variant];
-        let s = bwg_split(&p, 132, v);
-        (s.ctas, s.split)
+    // one CTA an SM (bwg_one_an_sm), those plans alone on their SMs (Plan::alone): the 16 / 32-token
+    // tiles where such parts are <= 16 chunks deep and fill >= 90 % of the SMs (with overlap, from
+    // 3 parts a tile); the 64-token tile without overlap only, <= 14 chunks; else the slots' split
+    let ctx = |m, k, n, overlap| {
+        let p = Problem { overlap, ..problem(m, k, n, 128, false, DType::F16) };
+        let a = plan(&p, &caps).unwrap();
+        let s = bwg_split(&p, 132, &VARIANTS[a.variant]);
+        (s.ctas, s.split, a.alone)
     };
-    assert_eq!(plain(16, 8960, 1536), (132, 11)); // 3.2 stages a part
-    assert_eq!(plain(12, 7168, 2048), (128, 8)); // 16 tiles: 3.5 stages a part
-    assert_eq!(plain(16, 4096, 6144), (240, 5)); // 48 tiles: 2 a CTA would leave 36 SMs idle
-    assert_eq!(plain(16, 14336, 4096), (256, 8)); // 32 tiles: 4 parts of 14 stages
-    assert_eq!(plain(24, 4096, 4096), (128, 4)); // the 32-token tile: Llama-8B o, 4 parts of 4 stages
-    assert_eq!(plain(32, 8960, 1536), (132, 11));
-    assert_eq!(plain(24, 4096, 6144), split(24, 4096, 6144)); // 48 tiles: the fill bound
-    assert_eq!(split(24, 4096, 4096), (256, 8)); // with overlap: the slots' split
+    let both = |m, k, n| {
+        let (a, b) = (ctx(m, k, n, true), ctx(m, k, n, false));
+        assert_eq!(a, b, "M = {m}, K = {k}, N = {n}: the same split in both launch contexts");
+        a
+    };
+    assert_eq!(both(16, 8960, 1536), (132, 11, true)); // Qwen2-1.5B down: 13 chunks a part (the slots' 17 parts: 9)
+    assert_eq!(both(12, 7168, 2048), (128, 8, true)); // 16 tiles: 14 chunks a part
+    assert_eq!(both(16, 4096, 6144), (240, 5, false)); // 48 tiles: 2 a CTA would leave 36 SMs idle
+    assert_eq!(both(16, 14336, 4096), (256, 8, false)); // 32 tiles: 4 parts of 56 chunks
+    assert_eq!(both(24, 4096, 4096), (128, 4, true)); // the 32-token tile: Llama-8B o, 4 parts of 16 chunks
+    assert_eq!(both(32, 8960, 1536), (132, 11, true));
+    assert_eq!(both(24, 4096, 6144).2, false); // 48 tiles: the fill bound
+    assert_eq!(ctx(16, 2048, 8192, false), (128, 2, true)); // 64 tiles: 2 parts of 16 chunks
+    assert_eq!(ctx(16, 2048, 8192, true), (256, 4, false)); // with overlap 2 parts lost 1.09-1.13x
+    // the 64-token tile
+    assert_eq!(ctx(48, 8960, 1536, false), (132, 11, true)); // Qwen2-1.5B down
+    assert_eq!(ctx(48, 8960, 1536, true), (264, 22, false)); // with overlap the slots' split
+    assert_eq!(ctx(64, 8192, 1536, false), (132, 11, true));
+    assert_eq!(ctx(64, 7168, 2048, false), (128, 8, true)); // 14 chunks
+    assert_eq!(ctx(64, 8192, 2048, false).2, false); // 16 chunks: 1.04-1.05x
+    assert_eq!(both(48, 14336, 4096), (256, 8, false)); // Llama-8B down: 4 parts of 56 chunks lose (31.8 us against 25.7)
+    assert!(!both(64, 8192, 8192).2); // Llama-70B o: 2 parts of 64 chunks lose (34.7 us against 28.3)
     assert_eq!((bwg_streamk_whole_tiles(3584, 132), bwg_streamk_whole_tiles(263, 132), bwg_streamk_whole_tiles(264, 132)), (3432, 0, 132));
 }
 

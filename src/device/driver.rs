@@ -58,6 +58,7 @@ pub struct Driver {
     pub cuGetErrorString: unsafe extern "C" fn(CuResult, *mut *const c_char) -> CuResult,
     pub cuOccupancyMaxActiveBlocksPerMultiprocessor: unsafe extern "C" fn(*mut c_int, CuFunction, c_int, usize) -> CuResult,
     pub cuFuncSetAttribute: unsafe extern "C" fn(CuFunction, c_int, c_int) -> CuResult,
+    pub cuFuncGetAttribute: unsafe extern "C" fn(*mut c_int, c_int, CuFunction) -> CuResult,
     /// `CUresult cuStreamIsCapturing(CUstream, CUstreamCaptureStatus*)` (0 = not capturing).
     pub cuStreamIsCapturing: unsafe extern "C" fn(CuStream, *mut c_int) -> CuResult,
     /// `CUresult cuMemAlloc(CUdeviceptr*, size_t)`, `cuMemsetD8Async(CUdeviceptr, unsigned char,
@@ -131,6 +132,7 @@ pub type CuTensorMapEncodeTiled = unsafe extern "C" fn(
     c_uint,
 ) -> CuResult;
 
+pub const CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: c_int = 1;
 pub const CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: c_int = 8;
 
 unsafe impl Send for Driver {}
@@ -169,6 +171,7 @@ fn load() -> std::result::Result<Driver, String> {
             cuGetErrorString: sym(lib, "cuGetErrorString")?,
             cuOccupancyMaxActiveBlocksPerMultiprocessor: sym(lib, "cuOccupancyMaxActiveBlocksPerMultiprocessor")?,
             cuFuncSetAttribute: sym(lib, "cuFuncSetAttribute")?,
+            cuFuncGetAttribute: sym(lib, "cuFuncGetAttribute")?,
             cuStreamIsCapturing: sym(lib, "cuStreamIsCapturing")?,
             cuMemAlloc: sym(lib, "cuMemAlloc_v2")?,
             cuMemsetD8Async: sym(lib, "cuMemsetD8Async")?,

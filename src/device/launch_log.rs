@@ -22,26 +22,28 @@ pub fn swap(enable: bool) -> Vec<String> {
 /// One record per launch, `key=value` fields separated by spaces; `x` is the wg and bwg families'
 /// x path (`x=-` for the other families, which have one); `pdl` 1 where the launch let the kernel
 /// overlap the previous one in the stream (programmatic dependent launch, src/device/mod.rs); `cluster`
-/// the CTAs per thread-block cluster (1: none; src/plan/mod.rs Plan::cluster).
-pub fn record(plan: &Plan, x: Option<XPath>, pdl: bool) {
+/// the CTAs per thread-block cluster (1: none; src/plan/mod.rs Plan::cluster); `smem` the dynamic
+/// shared memory the launch asked for and `alone` 1 where that was an SM's worth (Plan::alone).
+pub fn record(plan: &Plan, smem: u32, x: Option<XPath>, pdl: bool) {
     if !ENABLED.load(Ordering::Relaxed) {
         return;
     }
     let v = &VARIANTS[plan.variant];
     let line = format!(
-        "kernel={} grid={},{},{} block={} smem={} sms={} split={} workspace={} x={} pdl={} cluster={}",
+        "kernel={} grid={},{},{} block={} smem={} sms={} split={} workspace={} x={} pdl={} cluster={} alone={}",
         v.symbol,
         plan.grid[0],
         plan.grid[1],
         plan.grid[2],
         plan.block[0],
-        plan.dynamic_smem,
+        smem,
         plan.sms,
         plan.split,
         plan.workspace_bytes,
         x.map_or_else(|| "-".to_string(), |p| p.log_name()),
         u8::from(pdl),
-        plan.cluster
+        plan.cluster,
+        u8::from(plan.alone)
     );
     LOG.lock().unwrap_or_else(|e| e.into_inner()).push(line);
 }

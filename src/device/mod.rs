@@ -94,9 +94,10 @@ pub fn launch(p: &Problem, plan: &Plan, call: &GemmCall) -> Result<()> {
         )));
     }
     let ex = pdl || plan.cluster > 1; // launch attributes: cuLaunchKernelEx
+    let smem = dev.launch_smem(plan);
     let rc = unsafe {
         if ex {
-            launch_ex(d, dev.function(plan.variant), plan.grid, plan.block, plan.dynamic_smem, call.stream as driver::CuStream, args.as_mut_ptr(), pdl, plan.cluster)
+            launch_ex(d, dev.function(plan.variant), plan.grid, plan.block, smem, call.stream as driver::CuStream, args.as_mut_ptr(), pdl, plan.cluster)
         } else {
             (d.cuLaunchKernel)(
                 dev.function(plan.variant),
@@ -106,7 +107,7 @@ pub fn launch(p: &Problem, plan: &Plan, call: &GemmCall) -> Result<()> {
                 plan.block[0],
                 plan.block[1],
                 plan.block[2],
-                plan.dynamic_smem,
+                smem,
                 call.stream as driver::CuStream,
                 args.as_mut_ptr(),
                 std::ptr::null_mut(),
@@ -114,7 +115,7 @@ pub fn launch(p: &Problem, plan: &Plan, call: &GemmCall) -> Result<()> {
         }
     };
     driver::check(d, rc, if ex { "cuLaunchKernelEx" } else { "cuLaunchKernel" })?;
-    launch_log::record(plan, x_path, pdl);
+    launch_log::record(plan, smem, x_path, pdl);
     Ok(())
 }
 

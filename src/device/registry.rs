@@ -3,7 +3,7 @@
 
 use super::driver::{self, CuContext, CuDevice, CuFunction, CuModule, Driver};
 use crate::error::{arg_err, Error, Result};
-use crate::plan::{Caps, VARIANTS};
+use crate::plan::{Caps, Family, Plan, VARIANTS};
 use once_cell::sync::OnceCell;
 use std::ffi::CString;
 
@@ -17,6 +17,9 @@ pub struct DeviceState {
     ctx: CuContext,
     _module: CuModule,
     functions: Vec<CuFunction>,
+    /// Per variant, the dynamic shared memory of a launch that keeps its SMs to itself
+    /// (Plan::alone; bwg variants, the variant's own elsewhere).
+    alone_smem: Vec<u32>,
     /// kernels/gather.cuh: act-order x gathered into the workspace ahead of a launch that reads
     /// it as a plain x (Plan::x_gather_at), from global memory (any K, any row stride) or through
     /// shared memory (gather_x_rows).
@@ -39,6 +42,16 @@ static DEVICES: [OnceCell<DeviceState>; MAX_DEVICES] = [const { OnceCell::new() 
 impl DeviceState {
     pub fn function(&self, variant: usize) -> CuFunction {
         self.functions[variant]
+    }
+
+    /// The dynamic shared memory a launch of `plan` asks for: the variant's, or where the plan
+    /// runs alone on its SMs (Plan::alone) all an SM has left for one CTA.
+    pub fn launch_smem(&self, plan: &Plan) -> u32 {
+        if plan.alone {
+            self.alone_smem[plan.variant]
+        } else {
+            plan.dynamic_smem
+        }
     }
 
     /// Whether `f` is one of this device's kernels that trigger their dependents' programmatic
@@ -92,19 +105,33 @@ fn load(index: i32) -> Result<DeviceState> {
     )?;
     let mut functions = Vec::with_capacity(VARIANTS.len());
     let mut occupancy = Vec::with_capacity(VARIANTS.len());
+    let mut alone_smem = Vec::with_capacity(VARIANTS.len());
+    let optin = attr(driver::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?;
     for v in VARIANTS {
         let name = CString::new(v.symbol).map_err(|_| Error::Internal(format!("bad symbol {}", v.symbol)))?;
         let mut f: CuFunction = std::ptr::null_mut();
         driver::check(d, unsafe { (d.cuModuleGetFunction)(&mut f, module, name.as_ptr()) }, "cuModuleGetFunction")?;
-        if v.dynamic_smem() > 48 * 1024 {
+        // Plan::alone (bwg only): the per-CTA opt-in limit less the kernel's static shared memory
+        // leaves an SM less than the driver's 1 KB reservation of another CTA
+        let alone = if v.family == Family::Bwg {
+            let mut fixed = 0;
             driver::check(
                 d,
-                unsafe {
-                    (d.cuFuncSetAttribute)(f, driver::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, v.dynamic_smem() as i32)
-                },
+                unsafe { (d.cuFuncGetAttribute)(&mut fixed, driver::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f) },
+                "cuFuncGetAttribute(SHARED_SIZE_BYTES)",
+            )?;
+            (optin - fixed).max(v.dynamic_smem() as i32)
+        } else {
+            v.dynamic_smem() as i32
+        };
+        if alone > 48 * 1024 {
+            driver::check(
+                d,
+                unsafe { (d.cuFuncSetAttribute)(f, driver::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, alone) },
                 "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)",
             )?;
         }
+        alone_smem.push(alone as u32);
         let mut blocks = 0;
         driver::check(
             d,
@@ -127,7 +154,7 @@ fn load(index: i32) -> Result<DeviceState> {
     let smem_per_sm = attr(driver::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)? as i64;
     // gather_x_rows needs sm_90 (bulk copies); its shared memory grows with K (6 K bytes)
     let gather_rows_smem_max = if capability.0 >= 9 {
-        let limit = (attr(driver::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)? as i64).min(crate::device::gather_rows_smem(crate::device::GATHER_ROWS_MAX_K));
+        let limit = (optin as i64).min(crate::device::gather_rows_smem(crate::device::GATHER_ROWS_MAX_K));
         driver::check(
             d,
             unsafe { (d.cuFuncSetAttribute)(gather_x_rows, driver::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, limit as i32) },
@@ -140,7 +167,7 @@ fn load(index: i32) -> Result<DeviceState> {
     if prev != ctx && !prev.is_null() {
         driver::check(d, unsafe { (d.cuCtxSetCurrent)(prev) }, "cuCtxSetCurrent")?;
     }
-    Ok(DeviceState { ctx, _module: module, functions, gather_x, gather_x_rows, smem_per_sm, gather_rows_smem_max, caps: Caps { sm_count: sm_count as i64, occupancy, wgmma: capability == (9, 0) }, capability })
+    Ok(DeviceState { ctx, _module: module, functions, alone_smem, gather_x, gather_x_rows, smem_per_sm, gather_rows_smem_max, caps: Caps { sm_count: sm_count as i64, occupancy, wgmma: capability == (9, 0) }, capability })
 }
 
 /// The loaded state of CUDA device `index` (loads on first use).

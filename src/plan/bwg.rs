@@ -17,8 +17,7 @@ pub struct BwgSplit {
 /// bwg: whole tiles, an even split of every tile, or (128-256-token tiles) stream-K over stages
 /// after the whole rounds of [`bwg_streamk_whole_tiles`]. The even split: where the tiles alone
 /// cannot give every resident slot an item, as many CTAs per tile as keep all items in one round,
-/// each at least two stages deep (without overlap at 16 / 32 tokens, [`bwg_one_an_sm`] may take
-/// fewer). Stream-K where it takes at least a tenth of the stages off the busiest CTA: the tile counts that leave SMs idle or a last round part-empty. Measured on the H200 (bench/NOTES.md "Session 8", results/2026-11-30-bwg-
+/// each at least two stages deep (at 16-64 tokens [`bwg_one_an_sm`] may take fewer). Stream-K where it takes at least a tenth of the stages off the busiest CTA: the tile counts that leave SMs idle or a last round part-empty. Measured on the H200 (bench/NOTES.md "Session 8", results/2026-11-30-bwg-
 /// streamk-ab.json): Llama-70B qkv M = 128, 80 tiles on 132 SMs, 64 -> 39 stages, 73.4 -> 50.4 us;
 /// 70b gate_up M = 128-256 0.86x, Llama-8B qkv M = 128-1024 0.87-0.89x; where it saved 3 % of
 /// the stages it lost up to 5 % (8b down M = 4096, 70b down / o M = 1024: a contributor's partial
@@ -30,31 +29,53 @@ pub fn bwg_split(p: &Problem, sms: i64, v: &Variant) -> BwgSplit {
     bwg_split_with(p, sms, v, split_override())
 }
 
-/// The deepest part (in stages) that [`bwg_one_an_sm`] gives one CTA an SM.
-pub const BWG_ONE_AN_SM_MAX_STAGES: i64 = 4;
+/// The deepest part (in 64-row chunks of K) that [`bwg_one_an_sm`] gives one CTA an SM in the 16 /
+/// 32-token tiles (4 of their stages), and in the 64-token tile (7 of its stages; plain only).
+pub const BWG_ONE_AN_SM_MAX_CHUNKS: i64 = 16;
+pub const BWG_ONE_AN_SM_MAX_CHUNKS_M64: i64 = 14;
+/// With overlap, [`bwg_one_an_sm`] needs at least this many parts a tile.
+pub const BWG_ONE_AN_SM_OVERLAP_MIN_PARTS: i64 = 3;
 
-/// bwg's 16 / 32-token even split without overlap (behind a torch kernel, as a model runs it): as
-/// many parts as put one CTA on each SM (not the two that fit), where such a part is at most
-/// [`BWG_ONE_AN_SM_MAX_STAGES`] deep and those CTAs fill >= 90 % of the SMs: a second CTA on an
-/// SM then adds parts for the last arriver to sum rather than bytes in flight. Measured on the
-/// H100 (bench/NOTES.md session 46), forced splits, plain: Qwen2-1.5B down at M = 16 (12 tiles of
-/// 35 stages) 11 parts (132 CTAs) 9.20 us against the slots' 17 (204 CTAs) 10.66; at M = 24 / 32
-/// (32-token tile) 11 parts 9.87 against 11.67; Llama-8B o at M = 24 / 32 4 parts (128 CTAs of 4
-/// stages) 9.5 against 12.2-12.5; 7168 x 2048 8 parts 9.5 against 11.5; 3072 x 4096 0.88x,
-/// 8192 x 1536 0.97x. Library A/B of the 16-token rule (A B B A, M = 9-16), plain: Qwen2-1.5B down
-/// 0.85x, 8192 x 1536 0.84-0.86x, 7168 x 2048 0.84x, 5120 x 2560 0.90x, 2048 x 5120 / 1536 x 8192
-/// 0.88-0.90x, 2048 x 8192 0.97x (f16, bf16 zp, group 32 alike); its Qwen2-1.5B step --between
-/// 0.948x, e2e B = 12 / 16 0.99x. With overlap the same plans ran 0.91-1.31x per call (2048 x 8192
-/// 1.25-1.31x) and the overlapping Qwen2-1.5B step 1.03x slower: so not there. Where one CTA an
-/// SM takes deeper parts it loses: Llama-8B down at M = 16 4 parts of 14 stages 24.2 us against
-/// 8 parts 15.7; where it fills 73 % of the SMs too: Llama-8B qkv at M = 24 2 parts 13.5 against
-/// 12.8 (the fill bound).
+/// bwg's 16 / 32 / 64-token even split: as many parts as put one CTA on each SM (not the two that
+/// fit), where such a part is at most [`BWG_ONE_AN_SM_MAX_CHUNKS`] deep (64 tokens: without overlap,
+/// [`BWG_ONE_AN_SM_MAX_CHUNKS_M64`]) and those CTAs fill >= 90 % of the SMs: a second CTA on an SM then adds parts for the last arriver to sum rather than bytes
+/// in flight. Such a plan runs alone on its SMs (Plan::alone: the launch takes an SM's shared
+/// memory), so the next kernels' CTAs, started early by the programmatic launch, do not share them.
+/// Measured on the H100 (bench/NOTES.md sessions 46-47), forced splits, plain: Qwen2-1.5B down at
+/// M = 16 (12 tiles of 140 chunks) 11 parts (132 CTAs) 9.20 us against the slots' 17 (204 CTAs)
+/// 10.66; at M = 24 / 32 (32-token tile) 11 parts 9.87 against 11.67, at M = 48 / 64 (64-token
+/// tile) 12.7 against 13.0-13.2; 8192 x 1536 at M = 48 / 64 11 parts 12.0 against 12.9-13.0;
+/// Llama-8B o at M = 24 / 32 4 parts (128 CTAs of 16 chunks) 9.5 against 12.2-12.5; 7168 x 2048 8
+/// parts 9.5 against 11.5 (M = 24 / 32), 12.6 against 12.8 (M = 48 / 64); 3072 x 4096 0.88x,
+/// 8192 x 1536 (32-token tile) 0.97x. Library A/B of the 16-token rule (A B B A, M = 9-16), plain:
+/// Qwen2-1.5B down 0.85x, 8192 x 1536 0.84-0.86x, 7168 x 2048 0.84x, 5120 x 2560 0.90x, 2048 x
+/// 5120 / 1536 x 8192 0.88-0.90x, 2048 x 8192 0.97x (f16, bf16 zp, group 32 alike; the 32-token
+/// tile 0.77-0.89x in all three); its Qwen2-1.5B step --between 0.948x, e2e B = 12 / 16 0.99x.
+/// With overlap and without the SM to itself the same plans ran 0.91-1.31x per call and the
+/// overlapping Qwen2-1.5B step 1.03x slower: the next layer's qkv (dect, triggering at entry)
+/// started its CTAs beside down's; with it (a lab build, session 47) the qkv + down step ran
+/// 0.895x and the whole step 0.986x. Library A/B with overlap (session 47, A B B A): Qwen2-1.5B
+/// down 0.97x (M = 12-32), 8192 x 1536 0.97x, 7168 x 2048 0.88x (16 tokens) / 0.96x (32),
+/// 5120 x 2560 0.97x, 2048 x 5120 0.955x, 3072 x 4096 0.94-0.96x, Llama-8B o 0.84-0.85x (its step
+/// at M = 32 0.981x; Qwen2-1.5B's at M = 16 0.993x, at M = 32 1.006x); but 2048 x 8192 (2 parts)
+/// 1.09-1.13x, hence [`BWG_ONE_AN_SM_OVERLAP_MIN_PARTS`]; the 64-token tile 1.05-1.11x (all but
+/// 4096 x 2048 0.94x), hence plain only there, where it ran (16 / 32 tokens: alone or not, 1.00x)
+/// Qwen2-1.5B down 0.97-0.99x, 8192 x 1536 0.94-0.955x, 3584 x 2560 0.95x, 4096 x 2048 0.89-0.90x,
+/// 7168 x 2048 (14 chunks) 0.99-1.01x, but 8192 x 2048 / 5120 x 3072 (16 chunks) 1.04-1.06x.
+/// Where one CTA an SM takes deeper parts it loses: Llama-8B down at M = 16 4 parts of 56 chunks
+/// 24.2 us against 8 parts 15.7, at M = 48 31.8 against 25.7; Llama-70B o at M = 48 2 parts of 64
+/// chunks 34.7 against 28.3; where it fills 73 % of the SMs too: Llama-8B qkv at M = 24 2 parts
+/// 13.5 against 12.8 (the fill bound).
 pub fn bwg_one_an_sm(p: &Problem, v: &Variant, tiles: i64, sms: i64, chunks: i64) -> Option<i64> {
     let s = sms / tiles.max(1);
-    let ch = variants::bwg_chunks_per_stage(v.tm) as i64;
-    let stages = ((chunks + s.max(1) - 1) / s.max(1) + ch - 1) / ch;
+    let per_part = (chunks + s.max(1) - 1) / s.max(1);
     let fills = 10 * tiles * s >= 9 * sms;
-    (!p.overlap && (v.tm == 16 || v.tm == 32) && s > 1 && stages <= BWG_ONE_AN_SM_MAX_STAGES && fills).then_some(s)
+    let deep_ok = match v.tm {
+        16 | 32 => per_part <= BWG_ONE_AN_SM_MAX_CHUNKS && (!p.overlap || s >= BWG_ONE_AN_SM_OVERLAP_MIN_PARTS),
+        64 => !p.overlap && per_part <= BWG_ONE_AN_SM_MAX_CHUNKS_M64,
+        _ => false,
+    };
+    (s > 1 && deep_ok && fills).then_some(s)
 }
 
 /// [`bwg_split`] with the override `over` (None: the planned split, as the tile chooser needs it).

@@ -80,6 +80,10 @@ pub struct Plan {
     /// CTAs per thread-block cluster of the launch (1: none). 2: bwg's paired even split
     /// ([`bwg_paired`]), whose cluster's two CTAs are the two parts of one tile.
     pub cluster: u32,
+    /// The launch takes an SM's whole shared memory (src/device/registry.rs `alone_smem`), so no
+    /// other CTA, of this kernel or of the next ones, shares an SM with one of its CTAs: bwg's
+    /// one-CTA-an-SM split ([`bwg_one_an_sm`]).
+    pub alone: bool,
 }
 
 /// The workspace of a split plan with `tickets` tickets (one per tile or stripe group) and
@@ -533,6 +537,7 @@ fn plan_uncached(call_p: &Problem, caps: &Caps, sms: i64, forced: Option<String>
     let v = &VARIANTS[idx];
     let tiles_n = p.n() / v.tn as i64;
     let mut cluster = 1;
+    let mut alone = false;
     let (grid, total_warps, max_seg, workspace_bytes, split) = match v.family {
         Family::Dec => {
             let (warps, ctas, _) = dec_shape(v, p, sms, caps.occupancy[idx]);
@@ -595,6 +600,7 @@ fn plan_uncached(call_p: &Problem, caps: &Caps, sms: i64, forced: Option<String>
             if paired {
                 cluster = 2;
             }
+            alone = v.split && !v.stream_k && s.ctas == slots && bwg_one_an_sm(p, v, tiles, sms, p.k() / 64) == Some(s.split);
             ([s.ctas, 1, 1], s.split, wg_band(p, v, m_tiles), ws, per_tile)
         }
         Family::Wmma => ([(p.m + v.tm as i64 - 1) / v.tm as i64, tiles_n, 1], 0, 0, 0, 1),
@@ -636,5 +642,6 @@ fn plan_uncached(call_p: &Problem, caps: &Caps, sms: i64, forced: Option<String>
         split,
         x_gather_at,
         cluster,
+        alone,
     })
 }

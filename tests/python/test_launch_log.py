@@ -155,3 +155,35 @@ def test_forced_split_plans_in_process_and_restores():
             torch.ops.mate._force_split(None)
         assert seen[None] == [(routed, str(32 * routed))] * 2, (M, seen)  # routed before and after
         assert seen[2] == [(2, "64")] and seen[1] == [(1, "32")], (M, seen)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("M", [16, 32])
+def test_one_cta_an_sm_split_runs_alone(M):
+    """bwg's one-CTA-an-SM even split (src/plan/bwg.rs bwg_one_an_sm) launches with an SM's shared
+    memory (Plan::alone), so no other CTA shares its SMs: Qwen2-1.5B down (12 tiles of 128
+    features) at M = 16 / 32 takes sms / 12 parts of one CTA each, asks for more than half an SM's
+    shared memory, and is right against float64 and bitwise the same on a rerun. A whole-tile plan
+    asks for its variant's own."""
+    from checkpoints import BOUND, errors, reference
+
+    props = torch.cuda.get_device_properties(0)
+    if props.major != 9:
+        pytest.skip("the bwg family is Hopper's (sm_90a)")
+    sms = props.multi_processor_count
+    K, N = 8960, 1536
+    ck = random_gptq(K, N, 128, True, torch.float16, "cuda")
+    fr = frame_from_gptq_v2(ck)
+    x = torch.randn(M, K, device="cuda").half()
+    (rec,) = records(lambda: run_out(x, fr))
+    parts = sms // 12
+    assert rec["kernel"].startswith("mate_bwg_") and rec["split"] == str(parts), rec
+    assert rec["grid"] == f"{12 * parts},1,1" and rec["alone"] == "1", rec
+    assert int(rec["smem"]) > props.shared_memory_per_multiprocessor // 2, rec
+    a, b = run_out(x, fr), run_out(x, fr)  # into NaN-poisoned outputs
+    total, worst = errors(a, reference(ck, x, None))
+    assert total <= BOUND[torch.float16] and worst <= 5 * BOUND[torch.float16], (total, worst)
+    assert torch.equal(a, b)
+    wide = random_gptq(1536, 17920, 128, True, torch.float16, "cuda")  # Qwen2-1.5B gate_up: whole tiles
+    (whole,) = records(lambda: run_out(x[:, :1536].contiguous(), frame_from_gptq_v2(wide)))
+    assert whole["alone"] == "0", whole

@@ -24,7 +24,7 @@ def test_sliced_variants_exist():
 
 
 # Qwen2-1.5B down (12 tiles of 128, K = 8960): at 132 SMs 17 (32 tokens) / 22 (64) parts a tile,
-# one CTA each (sliced);
+# or 11 (one CTA an SM), one CTA each (sliced);
 # at 40 SMs 6 parts (80 slots: still one CTA each); at 7 SMs the forced split in two on 14 CTAs
 # for 12 x 2 parts (the ticket, in both variants).
 @pytest.mark.parametrize("sym", SLICED)
@@ -53,9 +53,11 @@ def test_sliced_variant_matches_its_twin_bitwise(sym):
                 tag = (sym, M, sms)
                 assert rec["kernel"] == sym and rec_twin["kernel"] == twin, (tag, rec, rec_twin)
                 assert (rec["grid"], rec["split"]) == (rec_twin["grid"], rec_twin["split"]), (tag, rec, rec_twin)
-                if sms == 132:  # every part its own CTA: 264 slots / 12 tiles, parts two stages deep
+                if sms == 132:  # every part its own CTA: 264 slots / 12 tiles, parts two stages deep,
+                    # or one CTA an SM (src/plan/bwg.rs bwg_one_an_sm; the 64-token tile without overlap)
                     parts = min(264 // 12, 140 // (2 if tm == 64 else 4) // 2)
-                    assert int(rec["split"]) == parts and int(rec["grid"].split(",")[0]) == 12 * parts, (tag, rec)
+                    assert int(rec["split"]) in (parts, 132 // 12), (tag, rec)
+                    assert int(rec["grid"].split(",")[0]) == 12 * int(rec["split"]), (tag, rec)
                 assert not torch.isnan(a).any(), (tag, "unwritten outputs")
                 total, col = errors(a, ref)
                 assert total <= BOUND[dtype] and col <= 5 * BOUND[dtype], (tag, total, col)

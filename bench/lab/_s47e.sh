@@ -17,9 +17,10 @@ A=fin46b B=final47 SHAPES=2048x8192,qwen1.5b.down,5120x3072,4096x2048 M=16,48 TA
 python3 bench/lab/ab_report.py fin46b final47 "$OUT/r/fin-pdl1-*.json" "$OUT/r/fin-pdl0-*.json" 2>&1 | grep -v '^$' | cut -c1-150
 cd $OUT && tar czf r1.tgz r && cd - > /dev/null
 # the 64-token rule in a model step (bench/e2e.py: every GEMM behind torch kernels, plain):
-# Qwen2-1.5B at B = 48 / 64 (down moves: 0.97-0.99x per call, ~1/4 of the GEMM time) ~0.998x
+# Qwen2-1.5B at B = 48 / 64 (down moves: 0.97-0.99x per call, ~1/4 of the GEMM time) ~0.998x;
+# only with E2E=1 (device time ran short in session 47)
 i=0
-for lib in fin46b final47 final47 fin46b; do
+[ -n "${E2E:-}" ] && for lib in fin46b final47 final47 fin46b; do
   i=$((i+1))
   timeout 100 python3 bench/e2e.py --model qwen1.5b --library $PWD/target/$lib/libmate.so --batches 48,64 --steps 2 --replays 8 \
     --json $OUT/r/e2eq-$lib-$i.json > $OUT/r/e2eq-$lib-$i.log 2>&1

@@ -25,8 +25,12 @@ fn plan_table() {
                             let p = Problem { m, meta, dtype, device: Device::Cuda(0), x_row_stride: k, has_bias: false, num_sms: None, overlap };
                             let pl = plan(&p, &caps).unwrap();
                             println!(
-                                "M={m} K={k} N={n} g={g} zp={zp} overlap={overlap} sms={sms} {} grid={:?} split={} ws={}",
-                                VARIANTS[pl.variant].symbol, pl.grid, pl.total_warps, pl.workspace_bytes
+                                "M={m} K={k} N={n} g={g} zp={zp} overlap={overlap} sms={sms} {} grid={:?} split={} ws={}{}",
+                                VARIANTS[pl.variant].symbol,
+                                pl.grid,
+                                pl.total_warps,
+                                pl.workspace_bytes,
+                                if pl.alone { " alone" } else { "" }
                             );
                         }
                     }

@@ -37,10 +37,11 @@ pub const BWG_ONE_AN_SM_MAX_CHUNKS_M64: i64 = 14;
 pub const BWG_ONE_AN_SM_OVERLAP_MIN_PARTS: i64 = 3;
 
 /// bwg's 16 / 32 / 64-token even split: as many parts as put one CTA on each SM (not the two that
-/// fit), where such a part is at most [`BWG_ONE_AN_SM_MAX_CHUNKS`] deep (64 tokens: without overlap,
-/// [`BWG_ONE_AN_SM_MAX_CHUNKS_M64`]) and those CTAs fill >= 90 % of the SMs: a second CTA on an SM then adds parts for the last arriver to sum rather than bytes
-/// in flight. Such a plan runs alone on its SMs (Plan::alone: the launch takes an SM's shared
-/// memory), so the next kernels' CTAs, started early by the programmatic launch, do not share them.
+/// fit), where such a part is at most [`BWG_ONE_AN_SM_MAX_CHUNKS`] deep (64 tokens: without
+/// overlap, [`BWG_ONE_AN_SM_MAX_CHUNKS_M64`]) and those CTAs fill >= 90 % of the SMs: a second
+/// CTA on an SM then adds parts for the last arriver to sum rather than bytes in flight. Such a
+/// plan runs alone on its SMs (Plan::alone: the launch takes an SM's shared memory), so the next
+/// kernels' CTAs, started early by the programmatic launch, do not share them.
 /// Measured on the H100 (bench/NOTES.md sessions 46-47), forced splits, plain: Qwen2-1.5B down at
 /// M = 16 (12 tiles of 140 chunks) 11 parts (132 CTAs) 9.20 us against the slots' 17 (204 CTAs)
 /// 10.66; at M = 24 / 32 (32-token tile) 11 parts 9.87 against 11.67, at M = 48 / 64 (64-token

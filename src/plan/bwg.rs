@@ -73,7 +73,7 @@ pub fn bwg_one_an_sm(p: &Problem, v: &Variant, tiles: i64, sms: i64, chunks: i64
     let fills = 10 * tiles * s >= 9 * sms;
     let deep_ok = match v.tm {
         16 | 32 => per_part <= BWG_ONE_AN_SM_MAX_CHUNKS && (!p.overlap || s >= BWG_ONE_AN_SM_OVERLAP_MIN_PARTS),
-        64 => !p.overlap && per_part <= BWG_ONE_AN_SM_MAX_CHUNKS_M64,
+        48 | 64 => !p.overlap && per_part <= BWG_ONE_AN_SM_MAX_CHUNKS_M64,
         _ => false,
     };
     (s > 1 && deep_ok && fills).then_some(s)
@@ -121,7 +121,7 @@ fn bwg_split_with(p: &Problem, sms: i64, v: &Variant, over: Option<i64>) -> BwgS
     // the 32/64-token tiles: only instead of whole tiles, their fix-up costing more of a part
     // (BWG_SK_SMALL_MAX_RATIO_PCT); the 64-token tile only where whole tiles take more than one
     // round of the slots (Qwen2-1.5B gate_up, 140 tiles of 12 stages: 1.03-1.05x slower)
-    let small_ok = plain.split == 1 && (v.tm < 64 || tiles > slots);
+    let small_ok = plain.split == 1 && (v.tm < 48 || tiles > slots);
     // the 32-token tile also instead of an even split whose parts are deep
     // (BWG_SK_DEEP_PART_STAGES): there a part's partial is small beside the stages it saves
     let deep_even = v.tm == 32 && plain.split > 1 && busiest >= BWG_SK_DEEP_PART_STAGES;

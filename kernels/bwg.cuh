@@ -42,6 +42,7 @@ namespace mate {
 namespace bwg {
 
 // K chunks (of 64) per stage. Mirrored by bwg_chunks_per_stage in src/plan/variants.rs. The
+// 48 / 64-token tiles take two (two CTAs an SM, chunk pairs); the
 // 128-token tile takes three (in a ring of three): its chunk is bound by the consumers' instruction
 // stream (ncu: tensor pipe 51 % busy, 6.6 cycles a warp between instructions), and a stage's waits,
 // releases and bookkeeping then come once in three chunks, not two (SASS: 138 instructions a chunk,
@@ -551,7 +552,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   // set while it is written). 16-token tiles but zp split (it spills at the 96-register cap of a
   // 9-warp CTA with the second set), measured 0.95-0.97x on the routed M = 9-16 plans; 32-token
   // tiles built with 12 warps (setmaxnreg: 104 registers a consumer) (bench/NOTES.md, session 15).
-  // The 64-token tile (12 warps) pairs pre-scaled: the exact form's 32 group sums would not fit
+  // The 48 / 64-token tiles (12 warps) pair pre-scaled: the exact form's 32 group sums would not fit
   // beside two A sets at 104 registers.
   constexpr bool kPairs = !kPre ? (TM == 16 && !(kZeros && kSplit)) || (TM == 32 && kRegs) : (TM == 48 || TM == 64) && kRegs;
   uint32_t cur2[kPairs ? 4 : 1][4];

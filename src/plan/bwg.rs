@@ -30,15 +30,16 @@ pub fn bwg_split(p: &Problem, sms: i64, v: &Variant) -> BwgSplit {
 }
 
 /// The deepest part (in 64-row chunks of K) that [`bwg_one_an_sm`] gives one CTA an SM in the 16 /
-/// 32-token tiles (4 of their stages), and in the 64-token tile (7 of its stages; plain only).
+/// 32-token tiles (4 of their stages), and in the 48 / 64-token tiles (7 of their stages; plain only).
 pub const BWG_ONE_AN_SM_MAX_CHUNKS: i64 = 16;
 pub const BWG_ONE_AN_SM_MAX_CHUNKS_M64: i64 = 14;
 /// With overlap, [`bwg_one_an_sm`] needs at least this many parts a tile.
 pub const BWG_ONE_AN_SM_OVERLAP_MIN_PARTS: i64 = 3;
 
-/// bwg's 16 / 32 / 64-token even split: as many parts as put one CTA on each SM (not the two that
-/// fit), where such a part is at most [`BWG_ONE_AN_SM_MAX_CHUNKS`] deep (64 tokens: without
-/// overlap, [`BWG_ONE_AN_SM_MAX_CHUNKS_M64`]) and those CTAs fill >= 90 % of the SMs: a second
+/// bwg's 16 / 32 / 48 / 64-token even split: as many parts as put one CTA on each SM (not the two that
+/// fit), where such a part is at most [`BWG_ONE_AN_SM_MAX_CHUNKS`] deep (48 / 64 tokens: without
+/// overlap, [`BWG_ONE_AN_SM_MAX_CHUNKS_M64`]; the 48-token tile as measured forced in session 48,
+/// Qwen2-1.5B down plain 0.93-0.96x of the 64-token plan) and those CTAs fill >= 90 % of the SMs: a second
 /// CTA on an SM then adds parts for the last arriver to sum rather than bytes in flight. Such a
 /// plan runs alone on its SMs (Plan::alone: the launch takes an SM's shared memory), so the next
 /// kernels' CTAs, started early by the programmatic launch, do not share them.
@@ -119,7 +120,7 @@ fn bwg_split_with(p: &Problem, sms: i64, v: &Variant, over: Option<i64>) -> BwgS
     let d = bwg_streamk_whole_tiles(tiles, g);
     let busiest_streamk = d / g * spt + ((tiles - d) * spt + g - 1) / g;
     // the 32/64-token tiles: only instead of whole tiles, their fix-up costing more of a part
-    // (BWG_SK_SMALL_MAX_RATIO_PCT); the 64-token tile only where whole tiles take more than one
+    // (BWG_SK_SMALL_MAX_RATIO_PCT); the 48/64-token tiles only where whole tiles take more than one
     // round of the slots (Qwen2-1.5B gate_up, 140 tiles of 12 stages: 1.03-1.05x slower)
     let small_ok = plain.split == 1 && (v.tm < 48 || tiles > slots);
     // the 32-token tile also instead of an even split whose parts are deep
@@ -316,6 +317,16 @@ pub fn prefer_bwg(p: &Problem, sms: i64) -> bool {
 /// wide as deep (see [`bwg_m33_64_tile`]).
 pub const BWG_M33_64_MAX_WEIGHTS: i64 = 1 << 24;
 
+/// Tokens up to which the 48-token tile (wgmma n = 48) serves where [`bwg_m33_64_tile`] says 64:
+/// the same stages, split and plan (every kind of the 64-token tile is built for it), a quarter
+/// fewer tensor-core rows a chunk. Forced against the routed 64-token plan in one process (H100,
+/// bench/NOTES.md session 48, M = 33 / 40 / 48, the same kind of plan), with overlap / plain:
+/// Llama-8B qkv 0.92-0.94x / 0.91-0.94x, gate_up 0.87-0.92x / 0.90-0.93x, down 0.95-0.96x /
+/// 0.95-0.96x, Llama-70B qkv 0.96-0.97x / 0.95-1.0x, o 0.93-0.94x / 0.93-0.95x, gate_up
+/// (stream-K) 0.88-0.93x / 0.85-0.95x, down 0.92-0.98x / 0.93-0.97x, Qwen2-1.5B down 0.94-0.96x /
+/// 0.93-0.96x; bf16 with zero points (overlap) 0.92-0.99x.
+pub const BWG_M48_MAX_M: i64 = 48;
+
 /// The least K at which a layer wider than deep (K < N) above [`BWG_M33_64_MAX_WEIGHTS`] takes
 /// bwg's 64-token tile at M = 33-64 ([`bwg_m33_64_tile`]).
 pub const BWG_M64_WIDE_MIN_K: i64 = 4096;
@@ -331,7 +342,8 @@ pub const BWG_M64_WIDE_MIN_K: i64 = 4096;
 /// wide Qwen2-1.5B gate_up (K = 1536) did not take the 64-token tile (0.91-1.03x with plain
 /// launches, 0.94-1.10x with PDL, group 32 1.04-1.10x); since session 42 the shallow wide layers
 /// take the 32-token tile where its plan is stream-K over at most 1.5 rounds of the slots
-/// ([`bwg_m32_streamk`]: Qwen2-1.5B gate_up), else wg.
+/// ([`bwg_m32_streamk`]: Qwen2-1.5B gate_up), else wg. Up to [`BWG_M48_MAX_M`] tokens the 48-token
+/// tile stands in for the 64-token one.
 fn bwg_m33_64_tile(p: &Problem, sms: i64) -> Option<u32> {
     let weights = p.k() * p.n();
     if weights < WG_MIN_WEIGHTS {
@@ -339,7 +351,7 @@ fn bwg_m33_64_tile(p: &Problem, sms: i64) -> Option<u32> {
     } else if p.k() <= p.n() && weights <= BWG_M33_64_MAX_WEIGHTS {
         Some(32)
     } else if p.k() > p.n() || p.k() >= BWG_M64_WIDE_MIN_K || bwg_m64_streamk(p, sms) {
-        Some(64)
+        Some(if p.m <= BWG_M48_MAX_M { 48 } else { 64 })
     } else if bwg_m32_streamk(p, sms) {
         Some(32)
     } else {

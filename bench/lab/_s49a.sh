@@ -25,3 +25,11 @@ MATE_PDL=1 timeout 100 python3 bench/decode.py --library $PWD/target/main48/libm
   --variants mate_bwg_f16_sym_m48_n128_split_pre,mate_bwg_f16_sym_m48_n128_sk_pre --shapes llama8b.o --m 33,40,48 --orders 2 \
   --json $OUT/r/o48-pdl1.json > /dev/null 2>> $OUT/r/o48.err; echo "8b o forced rc $?"
 cd $OUT && tar czf r.tgz r && rm -rf r
+# (4) Prepared too: bench/lab/s48_m40_m56_tiles.patch (40- and 56-token tiles, 32 variants, routed as
+#     the smallest built 33-64-token tile that holds M; compiled in session 48: no spill, ptxas 80
+#     registers at entry, sk zp 8 bytes of stack). Build it into target/t4056, then in one process
+#     the routed 40 / 56 plans against the 48 / 64 ones forced (same kinds), e.g.
+#       decode.py --library target/t4056/libmate.so --arms mate --variants <m48 / m64 kinds> \
+#         --shapes <the eight moved layers> --m 33,40,49,56 --orders 2   (MATE_PDL 1 and 0)
+#     Prediction: ~0.95x at M = 33-40 (against 48) and M = 49-56 (against 64). Its tests/plan.rs
+#     pins fail by design (the 48 / 64 rows at M = 33-40 / 49-56): update them if it lands.

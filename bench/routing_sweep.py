@@ -13,6 +13,7 @@ routed kernel itself the difference is arm-order noise (+-4 % in one order)."""
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import re
 import subprocess
@@ -90,12 +91,12 @@ def main(argv=None):
     ap.add_argument("--orders", default="1", choices=["1", "2"])
     ap.add_argument("--flag", type=float, default=0.97, help="report a different variant at most this ratio of the routed time")
     ap.add_argument("--json", help="the combined decode.py rows and the report")
-    ap.add_argument("--report", nargs="+", metavar="F", help="only report these earlier JSONs (this script's or decode.py's)")
+    ap.add_argument("--report", nargs="+", metavar="F", help="only report these earlier JSONs (this script's or decode.py's; .json.gz read too)")
     args = ap.parse_args(argv)
     if args.report:
         rows = []
         for f in args.report:
-            d = json.loads(Path(f).read_text())
+            d = json.loads(gzip.decompress(Path(f).read_bytes()) if f.endswith(".gz") else Path(f).read_text())
             # decode.py's rows, or the decode.py runs a results file gathers (other runs skipped)
             rows += d["rows"] if "rows" in d else [r for run in d.get("runs", {}).values() if "rows" in run for r in run["rows"]]
         entries = report(rows, args.flag)

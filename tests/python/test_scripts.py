@@ -365,3 +365,16 @@ def test_routing_sweep_flags_only_a_different_faster_variant():
             {"shape": "w", "M": 1, "mate": {"median_us": 1.0}}]  # no forced arm: no entry
     got = {e["shape"]: (e["best"], round(e["ratio"], 3), e["flag"]) for e in rs.report(rows, 0.97)}
     assert got == {"x": ("mate_a", 0.9, False), "y": ("mate_b", 0.96, True), "z": ("mate_b", 0.98, False)}
+
+
+def test_routing_sweep_reports_a_gzipped_results_file(tmp_path, capsys):
+    import gzip
+
+    from bench import routing_sweep as rs
+
+    rows = [{"shape": "y", "M": 16, "mate": {"median_us": 10.0, "plan": ["kernel=mate_a grid=1,1,1"]},
+             "mate_a": {"median_us": 10.1}, "mate_b": {"median_us": 9.6}}]
+    f = tmp_path / "r.json.gz"
+    f.write_bytes(gzip.compress(json.dumps({"runs": {"m16": {"rows": rows}}}).encode()))
+    assert rs.main(["--report", str(f)]) == 0
+    assert "mate_b" in capsys.readouterr().out

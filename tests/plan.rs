@@ -4,7 +4,7 @@
 use mate::call::{Device, Problem};
 use mate::frame::{FrameMeta, GROUP_SIZES};
 use mate::plan::{
-    bulk_m1_eight, bulk_streamk_stages, bulk_wide_balanced, EightForm, bulk_m1_narrow_whole, bulk_split, bulk_tile_features, bulk_whole_tile, dect_tile_rank, bulk_whole_tile_tokens, bwg_ring_first, bwg_sliced, bwg_split, bwg_tile_tokens, gather_programmatic, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, prefer_cta_tiles, prefer_wgmma, Caps, Family, BWG_M48_MAX_M, BWG_SLICED_ABOVE_BYTES, ACT_IN_LOOP_BELOW_WEIGHTS, ACT_IN_LOOP_MAX_M, DEC_MAX_M, VARIANTS,
+    bulk_m1_eight, bulk_streamk_stages, bulk_wide_balanced, EightForm, bulk_m1_narrow_whole, bulk_split, bulk_tile_features, bulk_whole_tile, dect_tile_rank, bulk_whole_tile_tokens, bwg_m33_64_tokens, bwg_ring_first, bwg_sliced, bwg_split, bwg_tile_tokens, gather_programmatic, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, prefer_cta_tiles, prefer_wgmma, Caps, Family, BWG_SLICED_ABOVE_BYTES, ACT_IN_LOOP_BELOW_WEIGHTS, ACT_IN_LOOP_MAX_M, DEC_MAX_M, VARIANTS,
 };
 use mate::plan::variants::{bulk_chunks_per_stage, bwg_chunks_per_stage};
 use mate::device::params::WORKSPACE_TICKET_BYTES;
@@ -482,7 +482,7 @@ fn bwg_sliced_sum_is_pinned() {
         (17, 8960, 1536, 128, true, 32),
         (24, 8960, 1536, -1, true, 32),
         (32, 8960, 1536, 64, true, 32),
-        (33, 14336, 4096, 128, true, 48),
+        (33, 14336, 4096, 128, true, 40),
         (48, 14336, 4096, 32, true, 48),
         (64, 14336, 4096, 128, true, 64),
         (24, 4096, 4096, 128, false, 32),
@@ -492,12 +492,12 @@ fn bwg_sliced_sum_is_pinned() {
         (16, 8960, 1536, 128, false, 16),
         (48, 8960, 1536, 128, true, 48),
         (64, 8960, 1536, 32, true, 64),
-        (33, 4096, 6144, 128, false, 48),
+        (33, 4096, 6144, 128, false, 40),
         (48, 8192, 10240, 128, false, 48),
         (32, 4096, 6144, 128, false, 32),
         // parts of at most 3 stages (bwg_ring_first says ring, the 64-token tile has no ring form):
         // still sliced (session 42: they fell back to the plain split before)
-        (33, 8192, 1536, 128, true, 48),
+        (33, 8192, 1536, 128, true, 40),
         (64, 4096, 3072, 128, true, 64),
         (48, 4096, 2048, 128, true, 48),
         // since session 43 the 32-token plain split tile has a sliced form too: deep narrow layers
@@ -670,9 +670,13 @@ fn bwg_routing_is_pinned() {
         (48, 8960, 1536, 48),
         (33, 1536, 17920, 32),
         (64, 4096, 2048, 64),
-        (33, 4096, 6144, 48),
+        (33, 4096, 6144, 40),
+        (40, 4096, 6144, 40),
+        (41, 4096, 6144, 48),
         (48, 4096, 6144, 48),
-        (49, 4096, 6144, 64),
+        (49, 4096, 6144, 56),
+        (56, 4096, 6144, 56),
+        (57, 4096, 6144, 64),
         (64, 4096, 6144, 64),
         (64, 14336, 4096, 64),
         (65, 4096, 6144, 128),
@@ -772,8 +776,12 @@ fn bwg_routing_is_pinned() {
     // (the 64-token tile's plan is stream-K, `_sk_pre`, only where whole tiles fall unevenly on
     // the SMs: Llama-70B gate_up, 448 tiles, bwg_split; since session 41 also the wide layers of
     // K >= 4096, Llama-8B qkv / gate_up, 70B qkv, and Qwen2-1.5B down; since session 48 the
-    // 48-token tile up to 48 tokens, BWG_M48_MAX_M, with the same plans)
-    for m in [33, 48, 49, 64] {
+    // 48-token tile up to 48 tokens, since session 50 the 40 / 56-token tiles up to 40 / 56 tokens
+    // (bwg_m33_64_tokens), with the same plans, but for Llama-70B qkv: stream-K instead of its deep
+    // even split on the 40-56-token tiles, as on the 32-token one (BWG_SK_DEEP_MAX_RATIO_PCT_M40_56:
+    // 20 against 22 stages); Llama-70B down (55 against 56), o (16 / 16) and 8B down (14 / 14) keep
+    // their even splits)
+    for m in [33, 40, 41, 48, 49, 56, 57, 64] {
         for (k, n, sk) in [
             (14336, 4096, false),
             (8192, 8192, false),
@@ -781,13 +789,19 @@ fn bwg_routing_is_pinned() {
             (8192, 57344, true),
             (4096, 6144, false),
             (4096, 28672, false),
-            (8192, 10240, false),
+            (8192, 10240, m <= 56),
             (8960, 1536, false),
+            // the bound's edge: 7168 x 7168 12 against 14 stages; 8192 x 6144 12 / 13 (92.3 %) and
+            // 28672 x 2560 17 / 18 stay (the latter measured 1.04x slower on stream-K)
+            (7168, 7168, m <= 56),
+            (8192, 6144, false),
+            (28672, 2560, false),
         ] {
             for (zp, dt) in [(false, DType::F16), (true, DType::BF16)] {
                 let p = problem(m, k, n, 128, zp, dt);
                 let v = &VARIANTS[plan(&p, &caps).unwrap().variant];
-                let tm = if m <= BWG_M48_MAX_M { 48 } else { 64 };
+                let tm = [40, 48, 56, 64][(m as usize - 33) / 8];
+                assert_eq!(tm, bwg_m33_64_tokens(m), "M={m}");
                 assert_eq!((v.family, v.tm, v.stream_k), (Family::Bwg, tm, sk), "M={m} K={k} N={n}");
                 assert_eq!(v.stream_k, bwg_split(&p, 132, v).split == 0, "M={m} K={k} N={n}");
             }

@@ -74,7 +74,7 @@ pub fn bwg_one_an_sm(p: &Problem, v: &Variant, tiles: i64, sms: i64, chunks: i64
     let fills = 10 * tiles * s >= 9 * sms;
     let deep_ok = match v.tm {
         16 | 32 => per_part <= BWG_ONE_AN_SM_MAX_CHUNKS && (!p.overlap || s >= BWG_ONE_AN_SM_OVERLAP_MIN_PARTS),
-        48 | 64 => !p.overlap && per_part <= BWG_ONE_AN_SM_MAX_CHUNKS_M64,
+        33..=64 => !p.overlap && per_part <= BWG_ONE_AN_SM_MAX_CHUNKS_M64,
         _ => false,
     };
     (s > 1 && deep_ok && fills).then_some(s)
@@ -122,16 +122,20 @@ fn bwg_split_with(p: &Problem, sms: i64, v: &Variant, over: Option<i64>) -> BwgS
     // the 32/64-token tiles: only instead of whole tiles, their fix-up costing more of a part
     // (BWG_SK_SMALL_MAX_RATIO_PCT); the 48/64-token tiles only where whole tiles take more than one
     // round of the slots (Qwen2-1.5B gate_up, 140 tiles of 12 stages: 1.03-1.05x slower)
-    let small_ok = plain.split == 1 && (v.tm < 48 || tiles > slots);
-    // the 32-token tile also instead of an even split whose parts are deep
+    let small_ok = plain.split == 1 && (v.tm <= 32 || tiles > slots);
+    // the 32-56-token tiles also instead of an even split whose parts are deep
     // (BWG_SK_DEEP_PART_STAGES): there a part's partial is small beside the stages it saves
-    let deep_even = v.tm == 32 && plain.split > 1 && busiest >= BWG_SK_DEEP_PART_STAGES;
+    let deep_even = v.tm >= 32 && v.tm < 64 && plain.split > 1 && busiest >= BWG_SK_DEEP_PART_STAGES;
     let pct = if v.tm >= BWG_STREAMK_MIN_TM {
         90
     } else if small_ok {
         BWG_SK_SMALL_MAX_RATIO_PCT
     } else if deep_even {
-        BWG_SK_DEEP_MAX_RATIO_PCT
+        if v.tm == 32 {
+            BWG_SK_DEEP_MAX_RATIO_PCT
+        } else {
+            BWG_SK_DEEP_MAX_RATIO_PCT_M40_56
+        }
     } else {
         0
     };
@@ -240,6 +244,15 @@ pub const BWG_SK_SMALL_MAX_RATIO_PCT: i64 = 87;
 pub const BWG_SK_DEEP_PART_STAGES: i64 = 8;
 /// See [`BWG_SK_DEEP_PART_STAGES`].
 pub const BWG_SK_DEEP_MAX_RATIO_PCT: i64 = 95;
+/// The same rule for the 40 / 48 / 56-token tiles (not the 64-token one, above), with this bound:
+/// their partials are larger, and at 95 % the deep narrow 28672 x 2560 (20 tiles split 13 ways,
+/// 18 stages a part against 17) took stream-K and lost 1.04x. Measured on an H100 (bench/NOTES.md
+/// session 50, results/2026-12-06-s50-m40-56-sk-h100.json.gz, stream-K against the even split, with
+/// overlap / plain, M = 40 / 48 / 56): Llama-70B qkv 0.91-0.94x / 0.91-0.92x, 7168 x 7168
+/// 0.92-0.95x / 0.92-0.95x, 14336 x 5120 0.92-0.95x / 0.93-0.96x, 5120 x 14336 0.90-0.93x /
+/// 0.91-0.93x, 4096 x 7168 (8 stages a part against 7) 0.95-0.99x / 0.97-1.02x; 8192 x 6144 (13
+/// against 12, 92.3 %) and 28672 x 2560 keep the even split.
+pub const BWG_SK_DEEP_MAX_RATIO_PCT_M40_56: i64 = 92;
 
 /// bwg: stream-K over stages on every resident slot (at most one CTA per stage).
 pub fn bwg_streamk(p: &Problem, sms: i64, v: &Variant) -> BwgSplit {
@@ -317,15 +330,31 @@ pub fn prefer_bwg(p: &Problem, sms: i64) -> bool {
 /// wide as deep (see [`bwg_m33_64_tile`]).
 pub const BWG_M33_64_MAX_WEIGHTS: i64 = 1 << 24;
 
-/// Tokens up to which the 48-token tile (wgmma n = 48) serves where [`bwg_m33_64_tile`] says 64:
-/// the same stages, split and plan (every kind of the 64-token tile is built for it), a quarter
-/// fewer tensor-core rows a chunk. Forced against the routed 64-token plan in one process (H100,
-/// bench/NOTES.md session 48, M = 33 / 40 / 48, the same kind of plan), with overlap / plain:
-/// Llama-8B qkv 0.92-0.94x / 0.91-0.94x, gate_up 0.87-0.92x / 0.90-0.93x, down 0.95-0.96x /
-/// 0.95-0.96x, Llama-70B qkv 0.96-0.97x / 0.95-1.0x, o 0.93-0.94x / 0.93-0.95x, gate_up
-/// (stream-K) 0.88-0.93x / 0.85-0.95x, down 0.92-0.98x / 0.93-0.97x, Qwen2-1.5B down 0.94-0.96x /
-/// 0.93-0.96x; bf16 with zero points (overlap) 0.92-0.99x.
-pub const BWG_M48_MAX_M: i64 = 48;
+/// The token tile that serves M = 33-64 where [`bwg_m33_64_tile`] takes a tile wider than 32: the
+/// smallest built one (40 / 48 / 56 / 64, kernels/variants.def) that holds M. Each is built in
+/// every kind of the 64-token tile, with the same stages, so split and plan stay the same; a
+/// narrower tile spends fewer tensor-core rows a chunk on padding tokens. The 48-token tile forced
+/// against the routed 64-token plan in one process (H100, bench/NOTES.md session 48, M = 33 / 40
+/// / 48, the same kind of plan), with overlap / plain: Llama-8B qkv 0.92-0.94x / 0.91-0.94x,
+/// gate_up 0.87-0.92x / 0.90-0.93x, down 0.95-0.96x / 0.95-0.96x, Llama-70B qkv 0.96-0.97x /
+/// 0.95-1.0x, o 0.93-0.94x / 0.93-0.95x, gate_up (stream-K) 0.88-0.93x / 0.85-0.95x, down
+/// 0.92-0.98x / 0.93-0.97x, Qwen2-1.5B down 0.94-0.96x / 0.93-0.96x; bf16 with zero points
+/// (overlap) 0.92-0.99x. The 40 / 56-token tiles routed against the 48 / 64-token ones (H100,
+/// session 50, results/2026-12-06-s50-m40-56-tiles-h100.json.gz, libraries A B B A, with overlap /
+/// plain), M = 33-40: Llama-8B qkv 0.96x / 0.97x, gate_up 0.97-0.98x / 0.97-0.98x, down
+/// 0.97-0.98x / 0.98-0.99x, Llama-70B qkv 0.98x / 0.98x, o 0.97-0.98x / 0.97-0.98x, gate_up
+/// 0.94-0.97x / 0.95-0.96x, down 0.96x / 0.96-0.98x, Qwen2-1.5B down 0.93-0.94x / 0.97-0.98x;
+/// M = 49-56: 0.96-0.97x / 0.96-0.97x, 0.93-0.94x / 0.93x, 0.97-0.98x / 0.97x, 0.97-0.98x /
+/// 0.98-0.99x, 0.95-0.96x / 0.96x, 0.91-0.93x / 0.90-0.95x, 0.96x / 0.93-0.96x, Qwen2-1.5B down
+/// 0.99-1.0x / 1.0x; bf16 with zero points (overlap, M = 40 / 56) 0.94-0.99x / 0.98-1.03x.
+pub fn bwg_m33_64_tokens(m: i64) -> u32 {
+    VARIANTS
+        .iter()
+        .filter(|v| v.family == Family::Bwg && v.tm > 32 && v.tm <= 64 && v.tm as i64 >= m)
+        .map(|v| v.tm)
+        .min()
+        .unwrap_or(64)
+}
 
 /// The least K at which a layer wider than deep (K < N) above [`BWG_M33_64_MAX_WEIGHTS`] takes
 /// bwg's 64-token tile at M = 33-64 ([`bwg_m33_64_tile`]).
@@ -342,8 +371,8 @@ pub const BWG_M64_WIDE_MIN_K: i64 = 4096;
 /// wide Qwen2-1.5B gate_up (K = 1536) did not take the 64-token tile (0.91-1.03x with plain
 /// launches, 0.94-1.10x with PDL, group 32 1.04-1.10x); since session 42 the shallow wide layers
 /// take the 32-token tile where its plan is stream-K over at most 1.5 rounds of the slots
-/// ([`bwg_m32_streamk`]: Qwen2-1.5B gate_up), else wg. Up to [`BWG_M48_MAX_M`] tokens the 48-token
-/// tile stands in for the 64-token one.
+/// ([`bwg_m32_streamk`]: Qwen2-1.5B gate_up), else wg. Which tile wider than 32 tokens:
+/// [`bwg_m33_64_tokens`].
 fn bwg_m33_64_tile(p: &Problem, sms: i64) -> Option<u32> {
     let weights = p.k() * p.n();
     if weights < WG_MIN_WEIGHTS {
@@ -351,7 +380,7 @@ fn bwg_m33_64_tile(p: &Problem, sms: i64) -> Option<u32> {
     } else if p.k() <= p.n() && weights <= BWG_M33_64_MAX_WEIGHTS {
         Some(32)
     } else if p.k() > p.n() || p.k() >= BWG_M64_WIDE_MIN_K || bwg_m64_streamk(p, sms) {
-        Some(if p.m <= BWG_M48_MAX_M { 48 } else { 64 })
+        Some(bwg_m33_64_tokens(p.m))
     } else if bwg_m32_streamk(p, sms) {
         Some(32)
     } else {

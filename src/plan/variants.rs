@@ -175,7 +175,7 @@ pub fn bulk_z_row_bytes(tn: u32) -> u32 {
 pub fn bwg_chunks_per_stage(tm: u32) -> u32 {
     if tm == 128 {
         3
-    } else if tm >= 48 {
+    } else if tm > 32 {
         2
     } else {
         4

@@ -17,13 +17,13 @@ SLICED = [v for v in torch.ops.mate._variants() if v.endswith("_sl")]
 
 
 def test_sliced_variants_exist():
-    # the 32-token ring-first and plain split tiles (the latter since session 43) and the 48- and
-    # 64-token pre-scaled split tiles, every dtype and zero-point form
-    assert len(SLICED) == 16, SLICED
+    # the 32-token ring-first and plain split tiles (the latter since session 43) and the 40-, 48-,
+    # 56- and 64-token pre-scaled split tiles, every dtype and zero-point form
+    assert len(SLICED) == 24, SLICED
     assert all(v[: -len("_sl")] in torch.ops.mate._variants() for v in SLICED), SLICED
 
 
-# Qwen2-1.5B down (12 tiles of 128, K = 8960): at 132 SMs 17 (32 tokens) / 22 (48, 64) parts a tile,
+# Qwen2-1.5B down (12 tiles of 128, K = 8960): at 132 SMs 17 (32 tokens) / 22 (40-64) parts a tile,
 # or 11 (one CTA an SM), one CTA each (sliced);
 # at 40 SMs 6 parts (80 slots: still one CTA each); at 7 SMs the forced split in two on 14 CTAs
 # for 12 x 2 parts (the ticket, in both variants).
@@ -54,8 +54,8 @@ def test_sliced_variant_matches_its_twin_bitwise(sym):
                 assert rec["kernel"] == sym and rec_twin["kernel"] == twin, (tag, rec, rec_twin)
                 assert (rec["grid"], rec["split"]) == (rec_twin["grid"], rec_twin["split"]), (tag, rec, rec_twin)
                 if sms == 132:  # every part its own CTA: 264 slots / 12 tiles, parts two stages deep,
-                    # or one CTA an SM (src/plan/bwg.rs bwg_one_an_sm; the 48/64-token tiles without overlap)
-                    parts = min(264 // 12, 140 // (2 if tm >= 48 else 4) // 2)
+                    # or one CTA an SM (src/plan/bwg.rs bwg_one_an_sm; the 40-64-token tiles without overlap)
+                    parts = min(264 // 12, 140 // (2 if tm > 32 else 4) // 2)
                     assert int(rec["split"]) in (parts, 132 // 12), (tag, rec)
                     assert int(rec["grid"].split(",")[0]) == 12 * int(rec["split"]), (tag, rec)
                 assert not torch.isnan(a).any(), (tag, "unwritten outputs")

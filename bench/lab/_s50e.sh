@@ -12,6 +12,6 @@ for lib in main49 fin50 fin50 main49; do
   i=$((i+1))
   timeout 100 python3 bench/decode_step.py --library $PWD/target/$lib/libmate.so --models llama8b,qwen1.5b --m 40,48,56 \
     --rounds 2 --json $OUT/s/step-$lib-$i.json > $OUT/s/step-$lib-$i.log 2>&1
-  echo "step $lib $i rc $? ($(( $(date +%s) - t0 )) s)"; grep -E 'M=|mate' $OUT/s/step-$lib-$i.log | tail -8 | cut -c1-160
+  echo "step $lib $i rc $? ($(( $(date +%s) - t0 )) s)"; tail -12 $OUT/s/step-$lib-$i.log | cut -c1-160
 done
 cd $OUT && tar czf s.tgz s && rm -rf s

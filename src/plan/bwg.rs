@@ -30,13 +30,13 @@ pub fn bwg_split(p: &Problem, sms: i64, v: &Variant) -> BwgSplit {
 }
 
 /// The deepest part (in 64-row chunks of K) that [`bwg_one_an_sm`] gives one CTA an SM in the 16 /
-/// 32-token tiles (4 of their stages), and in the 48 / 64-token tiles (7 of their stages; plain only).
+/// 32-token tiles (4 of their stages), and in the 40-64-token tiles (7 of their stages; plain only).
 pub const BWG_ONE_AN_SM_MAX_CHUNKS: i64 = 16;
 pub const BWG_ONE_AN_SM_MAX_CHUNKS_M64: i64 = 14;
 /// With overlap, [`bwg_one_an_sm`] needs at least this many parts a tile.
 pub const BWG_ONE_AN_SM_OVERLAP_MIN_PARTS: i64 = 3;
 
-/// bwg's 16 / 32 / 48 / 64-token even split: as many parts as put one CTA on each SM (not the two that
+/// bwg's 16 / 32 / 40-64-token even split: as many parts as put one CTA on each SM (not the two that
 /// fit), where such a part is at most [`BWG_ONE_AN_SM_MAX_CHUNKS`] deep (48 / 64 tokens: without
 /// overlap, [`BWG_ONE_AN_SM_MAX_CHUNKS_M64`]; the 48-token tile as measured forced in session 48,
 /// Qwen2-1.5B down plain 0.93-0.96x of the 64-token plan) and those CTAs fill >= 90 % of the SMs: a second
@@ -120,7 +120,7 @@ fn bwg_split_with(p: &Problem, sms: i64, v: &Variant, over: Option<i64>) -> BwgS
     let d = bwg_streamk_whole_tiles(tiles, g);
     let busiest_streamk = d / g * spt + ((tiles - d) * spt + g - 1) / g;
     // the 32/64-token tiles: only instead of whole tiles, their fix-up costing more of a part
-    // (BWG_SK_SMALL_MAX_RATIO_PCT); the 48/64-token tiles only where whole tiles take more than one
+    // (BWG_SK_SMALL_MAX_RATIO_PCT); the 40-64-token tiles only where whole tiles take more than one
     // round of the slots (Qwen2-1.5B gate_up, 140 tiles of 12 stages: 1.03-1.05x slower)
     let small_ok = plain.split == 1 && (v.tm <= 32 || tiles > slots);
     // the 32-56-token tiles also instead of an even split whose parts are deep

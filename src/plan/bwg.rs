@@ -37,7 +37,7 @@ pub const BWG_ONE_AN_SM_MAX_CHUNKS_M64: i64 = 14;
 pub const BWG_ONE_AN_SM_OVERLAP_MIN_PARTS: i64 = 3;
 
 /// bwg's 16 / 32 / 40-64-token even split: as many parts as put one CTA on each SM (not the two that
-/// fit), where such a part is at most [`BWG_ONE_AN_SM_MAX_CHUNKS`] deep (48 / 64 tokens: without
+/// fit), where such a part is at most [`BWG_ONE_AN_SM_MAX_CHUNKS`] deep (40-64 tokens: without
 /// overlap, [`BWG_ONE_AN_SM_MAX_CHUNKS_M64`]; the 48-token tile as measured forced in session 48,
 /// Qwen2-1.5B down plain 0.93-0.96x of the 64-token plan) and those CTAs fill >= 90 % of the SMs: a second
 /// CTA on an SM then adds parts for the last arriver to sum rather than bytes in flight. Such a

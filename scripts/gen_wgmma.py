@@ -7,7 +7,7 @@ out, which is why they are generated rather than typed. Rerun after changing TIL
 
 from pathlib import Path
 
-TILES = [16, 32, 40, 48, 56, 64, 128, 136, 144, 152, 160, 176, 192, 208, 224, 240, 256]  # wgmma n = tokens per CTA (kernels/variants.def, families wg and bwg)
+TILES = [16, 24, 32, 40, 48, 56, 64, 128, 136, 144, 152, 160, 176, 192, 208, 224, 240, 256]  # wgmma n = tokens per CTA (kernels/variants.def, families wg and bwg)
 DTYPES = {"__half": "f16", "__nv_bfloat16": "bf16"}
 
 

@@ -479,13 +479,13 @@ fn bwg_sliced_sum_is_pinned() {
     // 22 parts of 3 stages).
     let caps = Caps::uniform(132, 2);
     for (m, k, n, g, sliced, tm) in [
-        (17, 8960, 1536, 128, true, 32),
-        (24, 8960, 1536, -1, true, 32),
+        (17, 8960, 1536, 128, true, 24),
+        (24, 8960, 1536, -1, true, 24),
         (32, 8960, 1536, 64, true, 32),
         (33, 14336, 4096, 128, true, 40),
         (48, 14336, 4096, 32, true, 48),
         (64, 14336, 4096, 128, true, 64),
-        (24, 4096, 4096, 128, false, 32),
+        (24, 4096, 4096, 128, false, 24),
         (32, 4096, 4096, 128, false, 32),
         (48, 8192, 8192, 128, false, 48),
         (64, 28672, 8192, 128, false, 64),
@@ -502,8 +502,8 @@ fn bwg_sliced_sum_is_pinned() {
         (48, 4096, 2048, 128, true, 48),
         // since session 43 the 32-token plain split tile has a sliced form too: deep narrow layers
         // at M = 17-32 whose parts are too deep for the ring-first rule (9-33 parts of 16 KB)
-        (24, 28672, 1024, 128, true, 32),
-        (17, 14336, 2048, -1, true, 32),
+        (24, 28672, 1024, 128, true, 24),
+        (17, 14336, 2048, -1, true, 24),
         (32, 8960, 3072, 64, true, 32),
     ] {
         for (zp, dt) in [(false, DType::F16), (true, DType::BF16)] {
@@ -662,7 +662,9 @@ fn bwg_routing_is_pinned() {
     for (m, k, n, tm) in [
         (9, 4096, 6144, 16),
         (16, 4096, 6144, 16),
-        (17, 4096, 6144, 32),
+        (17, 4096, 6144, 24),
+        (24, 4096, 6144, 24),
+        (25, 4096, 6144, 32),
         (32, 4096, 6144, 32),
         (33, 4096, 4096, 32),
         (64, 4096, 4096, 32),
@@ -849,7 +851,9 @@ fn bwg_routing_is_pinned() {
         for (zp, dt) in [(false, DType::F16), (true, DType::BF16)] {
             let p = problem(m, k, n, g, zp, dt);
             let v = &VARIANTS[plan(&p, &caps).unwrap().variant];
-            assert_eq!((v.family, v.tm, v.ring_first, v.stream_k), (Family::Bwg, 32, ring, sk), "M={m} K={k} N={n} g={g} zp={zp}");
+            // M = 17-24 on the 24-token tile, which has every kind of the 32-token one
+            let tm = if m <= 24 { 24 } else { 32 };
+            assert_eq!((v.family, v.tm, v.ring_first, v.stream_k), (Family::Bwg, tm, ring, sk), "M={m} K={k} N={n} g={g} zp={zp}");
             assert_eq!(v.ring_first, v.split && !v.pre && bwg_ring_first(&p, 132, v), "M={m} K={k} N={n}");
             assert_eq!(v.stream_k, bwg_split(&p, 132, v).split == 0, "M={m} K={k} N={n}");
         }

@@ -73,7 +73,7 @@ pub fn bwg_one_an_sm(p: &Problem, v: &Variant, tiles: i64, sms: i64, chunks: i64
     let per_part = (chunks + s.max(1) - 1) / s.max(1);
     let fills = 10 * tiles * s >= 9 * sms;
     let deep_ok = match v.tm {
-        16 | 32 => per_part <= BWG_ONE_AN_SM_MAX_CHUNKS && (!p.overlap || s >= BWG_ONE_AN_SM_OVERLAP_MIN_PARTS),
+        16..=32 => per_part <= BWG_ONE_AN_SM_MAX_CHUNKS && (!p.overlap || s >= BWG_ONE_AN_SM_OVERLAP_MIN_PARTS),
         33..=64 => !p.overlap && per_part <= BWG_ONE_AN_SM_MAX_CHUNKS_M64,
         _ => false,
     };
@@ -125,13 +125,13 @@ fn bwg_split_with(p: &Problem, sms: i64, v: &Variant, over: Option<i64>) -> BwgS
     let small_ok = plain.split == 1 && (v.tm <= 32 || tiles > slots);
     // the 32-56-token tiles also instead of an even split whose parts are deep
     // (BWG_SK_DEEP_PART_STAGES): there a part's partial is small beside the stages it saves
-    let deep_even = v.tm >= 32 && v.tm < 64 && plain.split > 1 && busiest >= BWG_SK_DEEP_PART_STAGES;
+    let deep_even = v.tm >= 24 && v.tm < 64 && plain.split > 1 && busiest >= BWG_SK_DEEP_PART_STAGES;
     let pct = if v.tm >= BWG_STREAMK_MIN_TM {
         90
     } else if small_ok {
         BWG_SK_SMALL_MAX_RATIO_PCT
     } else if deep_even {
-        if v.tm == 32 {
+        if v.tm <= 32 {
             BWG_SK_DEEP_MAX_RATIO_PCT
         } else {
             BWG_SK_DEEP_MAX_RATIO_PCT_M40_56
@@ -356,6 +356,11 @@ pub fn bwg_m33_64_tokens(m: i64) -> u32 {
         .unwrap_or(64)
 }
 
+/// LAB (session 50 candidate): the smallest built 17-32-token tile that holds M (24 / 32).
+pub fn bwg_m17_32_tokens(m: i64) -> u32 {
+    VARIANTS.iter().filter(|v| v.family == Family::Bwg && v.tm > 16 && v.tm <= 32 && v.tm as i64 >= m).map(|v| v.tm).min().unwrap_or(32)
+}
+
 /// The least K at which a layer wider than deep (K < N) above [`BWG_M33_64_MAX_WEIGHTS`] takes
 /// bwg's 64-token tile at M = 33-64 ([`bwg_m33_64_tile`]).
 pub const BWG_M64_WIDE_MIN_K: i64 = 4096;
@@ -429,7 +434,7 @@ fn bwg_m64_streamk(p: &Problem, sms: i64) -> bool {
 pub fn bwg_tile_tokens(p: &Problem, sms: i64) -> u32 {
     match p.m {
         ..=16 => 16,
-        17..=32 => 32,
+        17..=32 => bwg_m17_32_tokens(p.m),
         33..=64 => bwg_m33_64_tile(p, sms).unwrap_or(32),
         65..=128 => 128,
         _ if bwg_m256_shallow(p, sms) => 128,

@@ -336,13 +336,13 @@ def test_routing_sweep_forces_every_family_tile_that_holds_m():
 
     defs = rs.variants()
     symbols = {r["symbol"]: r for r in defs}
-    for m in [1, 2, 8, 9, 16, 17, 32, 33, 40, 41, 48, 49, 56, 57, 64]:
+    for m in [1, 2, 8, 9, 16, 17, 24, 25, 32, 33, 40, 41, 48, 49, 56, 57, 64]:
         got = rs.candidates(defs, m, "f16", False)
         # every tile holds M, but bwg's 32-token tile at M = 33-64 (two m-tiles: bwg_m33_64_tile)
         two_tiles = lambda s: symbols[s]["family"] == "bwg" and symbols[s]["tm"] == 32 and 33 <= m <= 64
         assert got and all((symbols[s]["tm"] >= m or two_tiles(s)) and symbols[s]["dtype"] == "f16" and not symbols[s]["zeros"] for s in got), (m, got)
         bwg_tms = {symbols[s]["tm"] for s in got if symbols[s]["family"] == "bwg"}
-        assert bwg_tms == ({32, min(t for t in (40, 48, 56, 64) if t >= m)} if 33 <= m <= 64 else {min(t for t in (16, 32) if t >= m)}), (m, bwg_tms)
+        assert bwg_tms == ({32, min(t for t in (40, 48, 56, 64) if t >= m)} if 33 <= m <= 64 else {min(t for t in (16, 24, 32) if t >= m)}), (m, bwg_tms)
         families = {symbols[s]["family"] for s in got}
         assert {"dect", "dec"} <= families, (m, families)
         assert ("bulk" in families) == (m <= 16) and ("wg" in families) == (17 <= m <= 64), (m, families)

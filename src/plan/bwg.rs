@@ -356,7 +356,8 @@ pub fn bwg_m33_64_tokens(m: i64) -> u32 {
         .unwrap_or(64)
 }
 
-/// LAB (session 50 candidate): the smallest built 17-32-token tile that holds M (24 / 32).
+/// The smallest built 17-32-token tile that holds M (24 / 32): at M = 17-24 the 24-token tile,
+/// every kind of the 32-token one at wgmma n = 24, 0.91-0.98x of it (bench/NOTES.md session 51).
 pub fn bwg_m17_32_tokens(m: i64) -> u32 {
     VARIANTS.iter().filter(|v| v.family == Family::Bwg && v.tm > 16 && v.tm <= 32 && v.tm as i64 >= m).map(|v| v.tm).min().unwrap_or(32)
 }

@@ -319,7 +319,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   // 128-320 tokens: TM / 8 even (the epilogue's stmatrix pairs; a box of TM / XH x 128 bytes is
   // then also a 1024-multiple, the 128-byte swizzle's atom), wgmma n at most 256.
   constexpr int XH = bwg::x_halves<TM>(), TH = TM / XH;  // x boxes a chunk, tokens a wgmma
-  static_assert(WC % 4 == 0 && NS == WC && (kPre || TM <= 40) && P >= 2 && (TM == 16 || TM == 24 || TM == 32 || (TM % 8 == 0 && TM > 32 && TM <= 64) || (TM % 16 == 0 && TM >= 128 && TH <= 256)),
+  static_assert(WC % 4 == 0 && NS == WC && (kPre || TM <= 48) && P >= 2 && (TM == 16 || TM == 24 || TM == 32 || (TM % 8 == 0 && TM > 32 && TM <= 64) || (TM % 16 == 0 && TM >= 128 && TH <= 256)),
                 "bad bwg tile");
   // (352 tokens: ptxas serializes the wgmma, C7512, for registers; measured 1.10-1.21x slower)
   static_assert(TM <= 320, "wide bwg tiles end at 320 tokens");
@@ -554,7 +554,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   // tiles built with 12 warps (setmaxnreg: 104 registers a consumer) (bench/NOTES.md, session 15).
   // The 48 / 64-token tiles (12 warps) pair pre-scaled: the exact form's 32 group sums would not fit
   // beside two A sets at 104 registers.
-  constexpr bool kPairs = !kPre ? (TM == 16 && !(kZeros && kSplit)) || ((TM == 24 || TM == 32 || TM == 40) && kRegs) : TM > 32 && TM <= 64 && kRegs;
+  constexpr bool kPairs = !kPre ? (TM == 16 && !(kZeros && kSplit)) || ((TM >= 24 && TM <= 48) && kRegs) : TM > 32 && TM <= 64 && kRegs;
   uint32_t cur2[kPairs ? 4 : 1][4];
   // Constants of the dequantization: fp16 1024 + z (a nibble in bits 0..3) and -(64 + z) (bits
   // 4..7, value 1024 + 16q, scaled by 1/16); bf16 128 + z. Built with integer ops.

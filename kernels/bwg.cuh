@@ -552,8 +552,9 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   // set while it is written). 16-token tiles but zp split (it spills at the 96-register cap of a
   // 9-warp CTA with the second set), measured 0.95-0.97x on the routed M = 9-16 plans; 32-token
   // tiles built with 12 warps (setmaxnreg: 104 registers a consumer) (bench/NOTES.md, session 15).
-  // The 48 / 64-token tiles (12 warps) pair pre-scaled: the exact form's 32 group sums would not fit
-  // beside two A sets at 104 registers.
+  // The 40 / 48-token tiles pair in both forms (the exact form's 20 / 24 group sums fit beside two
+  // A sets at 104 registers: 0.92-0.98x of the pre-scaled pairs, session 51); the 56 / 64-token
+  // tiles pair pre-scaled only (the exact 56-token tile spilled 16-144 bytes of stack).
   constexpr bool kPairs = !kPre ? (TM == 16 && !(kZeros && kSplit)) || ((TM >= 24 && TM <= 48) && kRegs) : TM > 32 && TM <= 64 && kRegs;
   uint32_t cur2[kPairs ? 4 : 1][4];
   // Constants of the dequantization: fp16 1024 + z (a nibble in bits 0..3) and -(64 + z) (bits
@@ -564,7 +565,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     else
       return 0x43004300u + static_cast<uint32_t>(z) * 0x00010001u;
   };
-  // The exact form (!kPre: groups of 64 or more, and per channel; 16/32-token tiles): wgmma sums a
+  // The exact form (!kPre: groups of 64 or more, and per channel; 16-48-token tiles): wgmma sums a
   // group's (q - z) x into grp (scale-d = 0 at the group's first chunk); after its last chunk's
   // wgmma has retired the group's scales fold it into acc (one FFMA an accumulator a group,
   // against four HMUL2 a word pre-scaled). A group's zero points load at its first chunk; every

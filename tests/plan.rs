@@ -147,8 +147,8 @@ fn every_envelope_configuration_has_a_variant() {
                                 assert_eq!(v.tm, bwg_tile_tokens(&p, 132), "M={m} K={k} N={n}");
                                 // (and at M = 33-64 the 32-token tile in two m-tiles: bwg_routing_is_pinned)
                                 assert!((m <= v.tm as i64 && (m > v.tm as i64 / 2 || v.tm == 16)) || (m > 128 && v.tm >= 128) || ((33..=64).contains(&m) && v.tm == 32));
-                                // post-scale wherever the group allows it, in the 16/32-token tiles
-                                assert_eq!(v.pre, g == 32 || v.tm > 32, "bwg post-scale: M={m} group {g}");
+                                // post-scale wherever the group allows it, in the 16-48-token tiles
+                                assert_eq!(v.pre, g == 32 || v.tm > 48, "bwg post-scale: M={m} group {g}");
                                 let tiles = (m + v.tm as i64 - 1) / v.tm as i64 * (n / v.tn as i64); // m-tiles x tiles
                                 let slots = v.ctas_per_sm() as i64 * 132;
                                 let ctas = pl.grid[0] as i64;

@@ -269,7 +269,7 @@ BWG_CONFIGS = [(torch.float16, True, 128, False), (torch.bfloat16, False, 32, Tr
                     ("_m272_n128_", 530), ("_m288_n128_", 280),
                     ("_m304_n128_", 303), ("_m320_n128_", 650)]
     for cfg in BWG_CONFIGS
-    if cfg[3] or tile in ("_m16_n128_", "_m24_n128_", "_m32_n128_")  # the 40-320-token tiles are built pre-scale only
+    if cfg[3] or tile in ("_m16_n128_", "_m24_n128_", "_m32_n128_", "_m40_n128_", "_m48_n128_")  # the 56-320-token tiles are built pre-scale only
 ])
 def test_bwg_variants_parity(dtype, sym, g, pre, tile, M, forced):
     """bwg family (x by TMA boxes of M rounded up to 8 rows), each token tile, post-scale (16/32
@@ -296,7 +296,7 @@ def test_bwg_variants_parity(dtype, sym, g, pre, tile, M, forced):
     assert torch.equal(run_out(padded, fr), w), "a padded row stride changes the result"
     splits = [v for v in mine if "_split" in v or v.endswith("_ring") or "_sk" in v or v.endswith("_sl")]
     # the 32-token post-scale tile: split, ring-first, stream-K, ring-first / split with the sliced sum;
-    # the 40-64-token tiles: split, stream-K, split with the sliced sum
+    # the 40-64-token tiles (both forms at 40 / 48): split, stream-K, split with the sliced sum
     assert len(splits) == {"_m24_n128_": 1 if pre else 5, "_m32_n128_": 1 if pre else 5, "_m40_n128_": 3, "_m48_n128_": 3, "_m56_n128_": 3, "_m64_n128_": 3}.get(tile, 1), splits
     # SM counts (src/plan/bwg.rs bwg_split; 128-256-token tiles, 32 tiles here): 7 (stream-K after
     # whole rounds), 33 (forced where the rule says whole: stream-K, 32 tiles on 33 CTAs), 40 and

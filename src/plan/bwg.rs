@@ -348,18 +348,19 @@ pub const BWG_M33_64_MAX_WEIGHTS: i64 = 1 << 24;
 /// 0.98-0.99x, 0.95-0.96x / 0.96x, 0.91-0.93x / 0.90-0.95x, 0.96x / 0.93-0.96x, Qwen2-1.5B down
 /// 0.99-1.0x / 1.0x; bf16 with zero points (overlap, M = 40 / 56) 0.94-0.99x / 0.98-1.03x.
 pub fn bwg_m33_64_tokens(m: i64) -> u32 {
-    VARIANTS
-        .iter()
-        .filter(|v| v.family == Family::Bwg && v.tm > 32 && v.tm <= 64 && v.tm as i64 >= m)
-        .map(|v| v.tm)
-        .min()
-        .unwrap_or(64)
+    bwg_smallest_tile_in(33, 64, m)
 }
 
 /// The smallest built 17-32-token tile that holds M (24 / 32): at M = 17-24 the 24-token tile,
 /// every kind of the 32-token one at wgmma n = 24, 0.91-0.98x of it (bench/NOTES.md session 51).
 pub fn bwg_m17_32_tokens(m: i64) -> u32 {
-    VARIANTS.iter().filter(|v| v.family == Family::Bwg && v.tm > 16 && v.tm <= 32 && v.tm as i64 >= m).map(|v| v.tm).min().unwrap_or(32)
+    bwg_smallest_tile_in(17, 32, m)
+}
+
+/// The smallest built bwg token tile of `lo..=hi` tokens that holds M (read from VARIANTS, so
+/// kernels/variants.def stays the one list); `hi` where none does.
+fn bwg_smallest_tile_in(lo: u32, hi: u32, m: i64) -> u32 {
+    VARIANTS.iter().filter(|v| v.family == Family::Bwg && (lo..=hi).contains(&v.tm) && v.tm as i64 >= m).map(|v| v.tm).min().unwrap_or(hi)
 }
 
 /// The least K at which a layer wider than deep (K < N) above [`BWG_M33_64_MAX_WEIGHTS`] takes

@@ -9,7 +9,7 @@ mkdir -p $OUT/r; t0=$(date +%s)
 A=x48 B=d40 SHAPES=llama8b.qkv,llama8b.gate_up,llama8b.down,llama70b.qkv,llama70b.o,llama70b.gate_up,llama70b.down,qwen1.5b.down \
   M=33,40 PDLS=1 TAG=d40 bash bench/lab/ab.sh
 python3 bench/lab/ab_report.py x48 d40 "$OUT/r/d40-pdl1-*.json" 2>&1 | grep -v '^$' | cut -c1-150
-A=x48 B=d40 SHAPES=llama8b.gate_up,llama8b.down,llama70b.o,llama70b.down M=40 PDLS=1 TAG=zp EXTRA="--dtype bfloat16 --zp" bash bench/lab/ab.sh
+A=x48 B=d40 SHAPES=llama8b.gate_up,llama70b.down M=40 PDLS=1 TAG=zp EXTRA="--dtype bfloat16 --zp" bash bench/lab/ab.sh
 python3 bench/lab/ab_report.py x48 d40 "$OUT/r/zp-pdl1-*.json" 2>&1 | grep -v '^$' | cut -c1-150
 MATE_PDL=1 timeout 60 python3 bench/decode.py --library $PWD/target/d40/libmate.so --arms mate,read --shapes llama8b.gate_up,llama70b.down \
   --m 32 --orders 2 --variants mate_bwg_f16_sym_m32_n128_whole,mate_bwg_f16_sym_m40_n128_whole,mate_bwg_f16_sym_m32_n128_split,mate_bwg_f16_sym_m40_n128_split \

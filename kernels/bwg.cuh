@@ -47,8 +47,19 @@ namespace bwg {
 // stream (ncu: tensor pipe 51 % busy, 6.6 cycles a warp between instructions), and a stage's waits,
 // releases and bookkeeping then come once in three chunks, not two (SASS: 138 instructions a chunk,
 // 148 before): the routed M = 128 plans 0.90-0.97x (bench/NOTES.md session 25).
-template <int TM>
-__host__ __device__ constexpr int chunks_per_stage() { return TM == 128 ? 3 : TM > 32 ? 2 : 4; }
+// The 40-token exact tile built with three stages takes four, as the 16-32-token tiles: at the
+// same M = 32 the 32-token tile in stages of two chunks took 1.11-1.34x its time in stages of four
+// (bench/NOTES.md session 52); it fits two CTAs an SM only with three scale rows a stage
+// (scale_rows), so it serves groups of 128 or more.
+template <int TM, int P>
+__host__ __device__ constexpr int chunks_per_stage() { return TM == 128 ? 3 : TM == 40 && P == 3 ? 4 : TM > 32 ? 2 : 4; }
+
+// Scale (and zero-point) rows a stage holds: two a chunk (group 32 has two), or three where a
+// stage of four chunks must fit two CTAs an SM (the 40-token tile of three stages): 256 k span at
+// most three groups of 128 or more. Mirrored by bwg_scale_rows in src/plan/variants.rs, whose
+// planner keeps smaller groups off such variants (src/plan/mod.rs serves).
+template <int TM, int P>
+__host__ __device__ constexpr int scale_rows() { return TM == 40 && P == 3 ? 3 : 2 * chunks_per_stage<TM, P>(); }
 
 // Token tiles wider than one wgmma (n at most 256) issue two a step, on the two halves of the x
 // tile, from the same dequantized A registers, so a chunk's dequantization serves up to twice
@@ -66,12 +77,11 @@ __host__ __device__ constexpr int sk_whole_tiles(int tiles, int ctas) {
 }
 
 // Bytes of one stage: CH x boxes (TM x 128 bytes each, 1024-aligned for the swizzle), the
-// stripes' CH x 512 bytes, two scale (and zero-point) rows per chunk (group 32 has two), rounded
-// up to 1024. Mirrored by Variant::dynamic_smem (plus 4 P mbarriers and 1024 bytes of
-// alignment slack).
-template <int TM, int TN, bool kZeros>
+// stripes' CH x 512 bytes, scale_rows scale (and zero-point) rows, rounded up to 1024. Mirrored by
+// Variant::dynamic_smem (plus 4 P mbarriers and 1024 bytes of alignment slack).
+template <int TM, int TN, bool kZeros, int P>
 __host__ __device__ constexpr int stage_bytes() {
-  return (chunks_per_stage<TM>() * (TM * 128 + (TN / 16) * 512 + 2 * (TN * 2 + (kZeros ? TN / 2 : 0))) + 1023) / 1024 * 1024;
+  return (chunks_per_stage<TM, P>() * (TM * 128 + (TN / 16) * 512) + scale_rows<TM, P>() * (TN * 2 + (kZeros ? TN / 2 : 0)) + 1023) / 1024 * 1024;
 }
 
 __device__ __forceinline__ uint4 lds128(uint32_t addr) {
@@ -315,7 +325,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   // (three warps on one SM sub-partition) and the 128-float accumulators spill.
   constexpr bool kRegs = WK % 4 == 0;
   constexpr int WC = kRegs ? WK - 4 : WK - 1, NS = TN / 16;
-  constexpr int CH = bwg::chunks_per_stage<TM>();
+  constexpr int CH = bwg::chunks_per_stage<TM, P>(), SR = bwg::scale_rows<TM, P>();
   // 128-320 tokens: TM / 8 even (the epilogue's stmatrix pairs; a box of TM / XH x 128 bytes is
   // then also a 1024-multiple, the 128-byte swizzle's atom), wgmma n at most 256.
   constexpr int XH = bwg::x_halves<TM>(), TH = TM / XH;  // x boxes a chunk, tokens a wgmma
@@ -328,9 +338,9 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   static_assert(!kSliced || (kSplit && TM <= 64 && !kSk), "the sliced variants are 16-64-token even-split tiles");
   constexpr int kX = 0;                      // CH boxes of TM x 128 bytes
   constexpr int kW = CH * TM * 128;          // NS stripes x CH x 512 bytes
-  constexpr int kS = kW + NS * CH * 512;     // 2 CH scale rows of TN halves
-  constexpr int kZ = kS + 2 * CH * TN * 2;   // 2 CH zero-point rows of TN / 8 words
-  constexpr int kStage = bwg::stage_bytes<TM, TN, kZeros>();
+  constexpr int kS = kW + NS * CH * 512;     // SR scale rows of TN halves
+  constexpr int kZ = kS + SR * TN * 2;       // SR zero-point rows of TN / 8 words
+  constexpr int kStage = bwg::stage_bytes<TM, TN, kZeros, P>();
   constexpr int NACC = TM / 2;
   extern __shared__ unsigned char smem_raw[];
   const uint32_t sbase = (bulk::smem_u32(smem_raw) + 1023u) & ~1023u;

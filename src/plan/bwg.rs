@@ -85,7 +85,7 @@ fn bwg_split_with(p: &Problem, sms: i64, v: &Variant, over: Option<i64>) -> BwgS
     let tiles = bwg_tiles(p, v);
     let slots = sms * v.ctas_per_sm() as i64;
     let chunks = p.k() / 64;
-    let ch = variants::bwg_chunks_per_stage(v.tm) as i64;
+    let ch = variants::bwg_chunks_per_stage(v.tm, v.p) as i64;
     let spt = (chunks + ch - 1) / ch; // stages per tile
     let whole = BwgSplit { ctas: tiles.min(slots).max(1), split: 1 };
     let even = |s: i64| BwgSplit { ctas: (tiles * s).min(slots), split: s };
@@ -161,7 +161,7 @@ pub const BWG_RING_FIRST_MAX_STAGES: i64 = 3;
 pub fn bwg_ring_first(p: &Problem, sms: i64, v: &Variant) -> bool {
     let s = bwg_split(p, sms, v).split;
     let per_part = (p.k() / 64 + s - 1) / s.max(1); // the deepest part (kernels/split.cuh k_range)
-    let ch = variants::bwg_chunks_per_stage(v.tm) as i64;
+    let ch = variants::bwg_chunks_per_stage(v.tm, v.p) as i64;
     s > 1 && (per_part + ch - 1) / ch <= BWG_RING_FIRST_MAX_STAGES
 }
 
@@ -251,12 +251,16 @@ pub const BWG_SK_DEEP_MAX_RATIO_PCT: i64 = 95;
 /// overlap / plain, M = 40 / 48 / 56): Llama-70B qkv 0.91-0.94x / 0.91-0.92x, 7168 x 7168
 /// 0.92-0.95x / 0.92-0.95x, 14336 x 5120 0.92-0.95x / 0.93-0.96x, 5120 x 14336 0.90-0.93x /
 /// 0.91-0.93x, 4096 x 7168 (8 stages a part against 7) 0.95-0.99x / 0.97-1.02x; 8192 x 6144 (13
-/// against 12, 92.3 %) and 28672 x 2560 keep the even split.
+/// against 12, 92.3 %) and 28672 x 2560 keep the even split. Since session 52 the 40-token exact
+/// tile's stages are four chunks, so its parts count half the stages: 7168 x 7168 (7 a part) no
+/// longer passes BWG_SK_DEEP_PART_STAGES at M = 33-40, though stream-K measured 0.97x of its even
+/// split there and 0.92-0.96x on 8192 x 6144 (H100, bench/NOTES.md session 52): a rule for the
+/// four-chunk stages is open.
 pub const BWG_SK_DEEP_MAX_RATIO_PCT_M40_56: i64 = 92;
 
 /// bwg: stream-K over stages on every resident slot (at most one CTA per stage).
 pub fn bwg_streamk(p: &Problem, sms: i64, v: &Variant) -> BwgSplit {
-    let ch = variants::bwg_chunks_per_stage(v.tm) as i64;
+    let ch = variants::bwg_chunks_per_stage(v.tm, v.p) as i64;
     let stages = bwg_tiles(p, v) * ((p.k() / 64 + ch - 1) / ch);
     BwgSplit { ctas: (sms * v.ctas_per_sm() as i64).min(stages).max(1), split: 0 }
 }

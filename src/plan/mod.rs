@@ -248,8 +248,13 @@ pub fn serves(v: &Variant, p: &Problem) -> bool {
             Family::Bulk => p.m <= v.tm as i64 && !p.meta.has_perm && (v.pre || p.meta.group() % 64 == 0),
             // x arrives in TMA boxes; act order above the decode sizes through a gathered copy
             // (Plan::x_gather_at). Pre-scale serves every group size, post-scale whole 64-deep
-            // chunks per group.
-            Family::Bwg => (!p.meta.has_perm || p.m > DEC_MAX_M) && (v.pre || p.meta.group() % 64 == 0),
+            // chunks per group; a stage's layout holds the scale rows it meets
+            // (variants::bwg_stage_holds_group: the 40-token tile of three stages, groups >= 128).
+            Family::Bwg => {
+                (!p.meta.has_perm || p.m > DEC_MAX_M)
+                    && (v.pre || p.meta.group() % 64 == 0)
+                    && variants::bwg_stage_holds_group(v.tm, v.p, (p.meta.group_size != -1).then(|| p.meta.group()))
+            }
             Family::Wmma | Family::Wg => true,
         }
 }
@@ -586,7 +591,7 @@ fn plan_uncached(call_p: &Problem, caps: &Caps, sms: i64, forced: Option<String>
                 } else if v.tm >= BWG_STREAMK_MIN_TM {
                     bwg_streamk(p, sms, v)
                 } else {
-                    let s = (p.k() / 64 / variants::bwg_chunks_per_stage(v.tm) as i64).clamp(1, 2);
+                    let s = (p.k() / 64 / variants::bwg_chunks_per_stage(v.tm, v.p) as i64).clamp(1, 2);
                     BwgSplit { ctas: persistent_ctas(tiles, s, sms, v.ctas_per_sm() as i64), split: s }
                 }
             } else {

@@ -119,9 +119,10 @@ impl Variant {
             // per stage (full and empty for each part), and slack to align the ring to 1024 bytes (the x
             // boxes' swizzle).
             Family::Bwg => {
-                let ch = bwg_chunks_per_stage(self.tm);
-                let per_chunk = self.tm * 128 + (self.tn / 16) * 512 + 2 * (self.tn * 2 + if self.zeros { self.tn / 2 } else { 0 });
-                self.p * ((ch * per_chunk).div_ceil(1024) * 1024 + 32) + 1024
+                let ch = bwg_chunks_per_stage(self.tm, self.p);
+                let stage = ch * (self.tm * 128 + (self.tn / 16) * 512)
+                    + bwg_scale_rows(self.tm, self.p) * (self.tn * 2 + if self.zeros { self.tn / 2 } else { 0 });
+                self.p * (stage.div_ceil(1024) * 1024 + 32) + 1024
             }
         }
     }
@@ -171,15 +172,43 @@ pub fn bulk_z_row_bytes(tn: u32) -> u32 {
     }
 }
 
-/// bwg: K chunks (of 64) per stage for token tile `tm` (kernels/bwg.cuh chunks_per_stage()).
-pub fn bwg_chunks_per_stage(tm: u32) -> u32 {
+/// bwg: K chunks (of 64) per stage for token tile `tm` in a ring of `p` stages (kernels/bwg.cuh
+/// chunks_per_stage()).
+pub fn bwg_chunks_per_stage(tm: u32, p: u32) -> u32 {
     if tm == 128 {
         3
+    } else if tm == 40 && p == 3 {
+        4
     } else if tm > 32 {
         2
     } else {
         4
     }
+}
+
+/// bwg: scale (and zero-point) rows a stage holds (kernels/bwg.cuh scale_rows()): two a chunk, or
+/// three for the 40-token tile of three stages, which so serves only groups of 128 or more
+/// ([`bwg_stage_holds_group`]).
+pub fn bwg_scale_rows(tm: u32, p: u32) -> u32 {
+    if tm == 40 && p == 3 {
+        3
+    } else {
+        2 * bwg_chunks_per_stage(tm, p)
+    }
+}
+
+/// bwg: whether a stage of `tm` x `p`'s layout holds the scale rows of a group of `group`
+/// weights (`None`: per channel, one row): a stage of CH chunks meets CH * 64 / group groups of
+/// 64 or fewer (whole groups a chunk), one more than its share of larger ones where it starts
+/// inside one.
+pub fn bwg_stage_holds_group(tm: u32, p: u32, group: Option<i64>) -> bool {
+    let ch = bwg_chunks_per_stage(tm, p) as i64;
+    let rows = match group {
+        None => 1,
+        Some(g) if g <= 64 => ch * 64 / g,
+        Some(g) => (ch * 64 + g - 1) / g + 1,
+    };
+    rows <= bwg_scale_rows(tm, p) as i64
 }
 
 /// bwg: x boxes a K chunk for token tile `tm` (kernels/bwg.cuh x_halves()): tiles wider than one

@@ -172,7 +172,8 @@ def test_every_variant_forced(sym, forced):
     # the persistent families need N % 128 == 0 (bulk's seven- and ten-stripe tiles N % 112 / 160
     # == 0); the other families get N = 320
     n1, n2 = (448, 1792) if "_n112_" in sym else (640, 2560) if "_n160_" in sym else (384 if persistent else 320, 2048)
-    for (K, N), g, act in (((384, n1), 64, not persistent), ((1536, n2), 128, False)):
+    g1 = 128 if _groups_from_128(sym) else 64
+    for (K, N), g, act in (((384, n1), g1, not persistent), ((1536, n2), 128, False)):
         for M in _m_values(sym):
             ck = random_gptq(K, N, g, sym_cfg, dtype, "cuda", desc_act=act)
             fr = frame_from_gptq_v2(ck)
@@ -182,6 +183,22 @@ def test_every_variant_forced(sym, forced):
             total, col = errors(out, reference(ck, x, bias))
             assert total <= BOUND[dtype] and col <= 5 * BOUND[dtype], (sym, M, K, N, total, col)
             assert torch.equal(out, run_out(x, fr, bias)), (sym, M)
+
+
+def _groups_from_128(sym):
+    """The 40-token exact bwg tile: stages of four chunks with three scale rows, so groups of 128
+    or more (src/plan/variants.rs bwg_stage_holds_group)."""
+    return "_bwg_" in sym and "_m40_n128_" in sym and "_pre" not in sym
+
+
+@pytest.mark.parametrize("sym", [v for v in VARIANTS if _groups_from_128(v)])
+def test_the_40_token_exact_tile_refuses_group_64(sym, forced):
+    dtype = torch.bfloat16 if "_bf16_" in sym else torch.float16
+    forced(sym)
+    ck = random_gptq(4224, 2048, 64, "_sym" in sym, dtype, "cuda")
+    x = torch.randn(40, 4224, device="cuda").to(dtype)
+    with pytest.raises(ValueError, match=r"argument `variant` = .*cannot serve this call"):
+        run_out(x, frame_from_gptq_v2(ck))
 
 
 def test_forcing_a_variant_that_cannot_serve_is_named(forced):
@@ -270,6 +287,7 @@ BWG_CONFIGS = [(torch.float16, True, 128, False), (torch.bfloat16, False, 32, Tr
                     ("_m304_n128_", 303), ("_m320_n128_", 650)]
     for cfg in BWG_CONFIGS
     if cfg[3] or tile in ("_m16_n128_", "_m24_n128_", "_m32_n128_", "_m40_n128_", "_m48_n128_")  # the 56-320-token tiles are built pre-scale only
+    if not (tile == "_m40_n128_" and cfg[2] == 64 and not cfg[3])  # groups >= 128 there (test_the_40_token_exact_tile_refuses_group_64)
 ])
 def test_bwg_variants_parity(dtype, sym, g, pre, tile, M, forced):
     """bwg family (x by TMA boxes of M rounded up to 8 rows), each token tile, post-scale (16/32

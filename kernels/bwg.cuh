@@ -51,15 +51,18 @@ namespace bwg {
 // same M = 32 the 32-token tile in stages of two chunks took 1.11-1.34x its time in stages of four
 // (bench/NOTES.md session 52); it fits two CTAs an SM only with three scale rows a stage
 // (scale_rows), so it serves groups of 128 or more.
-template <int TM, int P>
-__host__ __device__ constexpr int chunks_per_stage() { return TM == 128 ? 3 : TM == 40 && P == 3 ? 4 : TM > 32 ? 2 : 4; }
+// The 256-feature tiles (one CTA an SM, four consumer warpgroups sharing each stage's x boxes)
+// take four chunks x 3 at 48-64 tokens: their stage (x boxes once for twice the weights) fits
+// where the 128-feature tile's four-chunk stage does not fit two CTAs.
+template <int TM, int TN, int P>
+__host__ __device__ constexpr int chunks_per_stage() { return TN == 256 ? 4 : TM == 128 ? 3 : TM == 40 && P == 3 ? 4 : TM > 32 ? 2 : 4; }
 
 // Scale (and zero-point) rows a stage holds: two a chunk (group 32 has two), or three where a
 // stage of four chunks must fit two CTAs an SM (the 40-token tile of three stages): 256 k span at
 // most three groups of 128 or more. Mirrored by bwg_scale_rows in src/plan/variants.rs, whose
 // planner keeps smaller groups off such variants (src/plan/mod.rs serves).
-template <int TM, int P>
-__host__ __device__ constexpr int scale_rows() { return TM == 40 && P == 3 ? 3 : 2 * chunks_per_stage<TM, P>(); }
+template <int TM, int TN, int P>
+__host__ __device__ constexpr int scale_rows() { return TN == 128 && TM == 40 && P == 3 ? 3 : 2 * chunks_per_stage<TM, TN, P>(); }
 
 // Token tiles wider than one wgmma (n at most 256) issue two a step, on the two halves of the x
 // tile, from the same dequantized A registers, so a chunk's dequantization serves up to twice
@@ -81,7 +84,7 @@ __host__ __device__ constexpr int sk_whole_tiles(int tiles, int ctas) {
 // Variant::dynamic_smem (plus 4 P mbarriers and 1024 bytes of alignment slack).
 template <int TM, int TN, bool kZeros, int P>
 __host__ __device__ constexpr int stage_bytes() {
-  return (chunks_per_stage<TM, P>() * (TM * 128 + (TN / 16) * 512) + scale_rows<TM, P>() * (TN * 2 + (kZeros ? TN / 2 : 0)) + 1023) / 1024 * 1024;
+  return (chunks_per_stage<TM, TN, P>() * (TM * 128 + (TN / 16) * 512) + scale_rows<TM, TN, P>() * (TN * 2 + (kZeros ? TN / 2 : 0)) + 1023) / 1024 * 1024;
 }
 
 __device__ __forceinline__ uint4 lds128(uint32_t addr) {
@@ -295,7 +298,7 @@ __device__ __noinline__ void sliced_sum(const float* all_f, int* ctr, int z, int
 }  // namespace bwg
 
 template <int TM, int TN>
-constexpr int bwg_min_blocks = TM >= 128 ? 1 : 2;
+constexpr int bwg_min_blocks = TM >= 128 || TN == 256 ? 1 : 2;
 
 namespace bwg {
 // setmaxnreg split of a 12-warp CTA (bwg_body, WK = 12): per SM sub-partition one warp of each
@@ -307,6 +310,9 @@ constexpr int kConsumerRegs = 232, kProducerRegs = 40;
 // (with 32 and the ring-first code, ptxas rescheduled the 32-token split consumer and the deep
 // plans ran 1-2 % slower: hence a variant of its own; bench/NOTES.md session 17).
 constexpr int kConsumerRegs2 = 104, kProducerRegs2 = 32, kProducerRegs2Split = 24;
+// One 20-warp CTA an SM (the 256-feature tiles): the pool at entry is 640 threads x 96 registers;
+// 4 x 32 x 32 + 16 x 32 x 112 fills it.
+constexpr int kConsumerRegsW = 112, kProducerRegsW = 32;
 }  // namespace bwg
 
 // WK warps: WC consumers (WC / 4 warpgroups, TN = 16 WC), then the producer (kRegs below).
@@ -325,16 +331,17 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   // (three warps on one SM sub-partition) and the 128-float accumulators spill.
   constexpr bool kRegs = WK % 4 == 0;
   constexpr int WC = kRegs ? WK - 4 : WK - 1, NS = TN / 16;
-  constexpr int CH = bwg::chunks_per_stage<TM, P>(), SR = bwg::scale_rows<TM, P>();
+  constexpr int CH = bwg::chunks_per_stage<TM, TN, P>(), SR = bwg::scale_rows<TM, TN, P>();
   // 128-320 tokens: TM / 8 even (the epilogue's stmatrix pairs; a box of TM / XH x 128 bytes is
   // then also a 1024-multiple, the 128-byte swizzle's atom), wgmma n at most 256.
   constexpr int XH = bwg::x_halves<TM>(), TH = TM / XH;  // x boxes a chunk, tokens a wgmma
-  static_assert(WC % 4 == 0 && NS == WC && (kPre || TM <= 48) && P >= 2 && (TM == 16 || TM == 24 || TM == 32 || (TM % 8 == 0 && TM > 32 && TM <= 64) || (TM % 16 == 0 && TM >= 128 && TH <= 256)),
+  static_assert(WC % 4 == 0 && NS == WC && (kPre || TM <= 48 || TN == 256) && P >= 2 && (TM == 16 || TM == 24 || TM == 32 || (TM % 8 == 0 && TM > 32 && TM <= 64) || (TM % 16 == 0 && TM >= 128 && TH <= 256)),
                 "bad bwg tile");
   // (352 tokens: ptxas serializes the wgmma, C7512, for registers; measured 1.10-1.21x slower)
   static_assert(TM <= 320, "wide bwg tiles end at 320 tokens");
+  static_assert(TN == 128 || (TN == 256 && WK == 20 && TM > 40 && TM <= 64), "256-feature tiles: 20 warps, 48-64 tokens");
   static_assert(!kRingFirst || (kSplit && WK == 12 && TM <= 64), "the ring-first variants are 12-warp split tiles of 32/64 tokens");
-  static_assert(!kSk || (kSplit && WK == 12 && TM >= 24 && TM <= 64 && !kRingFirst), "the stream-K variants are 12-warp 24-64-token split tiles");
+  static_assert(!kSk || (kSplit && (WK == 12 || WK == 20) && TM >= 24 && TM <= 64 && !kRingFirst), "the stream-K variants are 12 / 20-warp 24-64-token split tiles");
   static_assert(!kSliced || (kSplit && TM <= 64 && !kSk), "the sliced variants are 16-64-token even-split tiles");
   constexpr int kX = 0;                      // CH boxes of TM x 128 bytes
   constexpr int kW = CH * TM * 128;          // NS stripes x CH x 512 bytes
@@ -451,8 +458,8 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
 
   pdl_trigger();
   // setmaxnreg (12-warp CTAs): one CTA an SM at 128-256 tokens, two at 32/64 (bwg namespace above)
-  constexpr int kProdRegs = TM >= 128 ? bwg::kProducerRegs : kSplit && !kRingFirst ? bwg::kProducerRegs2Split : bwg::kProducerRegs2;
-  constexpr int kConsRegs = TM >= 128 ? bwg::kConsumerRegs : bwg::kConsumerRegs2;
+  constexpr int kProdRegs = TM >= 128 ? bwg::kProducerRegs : TN == 256 ? bwg::kProducerRegsW : kSplit && !kRingFirst ? bwg::kProducerRegs2Split : bwg::kProducerRegs2;
+  constexpr int kConsRegs = TM >= 128 ? bwg::kConsumerRegs : TN == 256 ? bwg::kConsumerRegsW : bwg::kConsumerRegs2;
   if (warp >= WC) {
     if constexpr (kRegs) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProdRegs));
     if (warp > WC) return;
@@ -565,7 +572,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   // The 40 / 48-token tiles pair in both forms (the exact form's 20 / 24 group sums fit beside two
   // A sets at 104 registers: 0.92-0.98x of the pre-scaled pairs, session 51); the 56 / 64-token
   // tiles pair pre-scaled only (the exact 56-token tile spilled 16-144 bytes of stack).
-  constexpr bool kPairs = !kPre ? (TM == 16 && !(kZeros && kSplit)) || ((TM >= 24 && TM <= 48) && kRegs) : TM > 32 && TM <= 64 && kRegs;
+  constexpr bool kPairs = !kPre ? (TM == 16 && !(kZeros && kSplit)) || ((TM >= 24 && (TM <= 48 || TN == 256)) && kRegs) : TM > 32 && TM <= 64 && kRegs;
   uint32_t cur2[kPairs ? 4 : 1][4];
   // Constants of the dequantization: fp16 1024 + z (a nibble in bits 0..3) and -(64 + z) (bits
   // 4..7, value 1024 + 16q, scaled by 1/16); bf16 128 + z. Built with integer ops.

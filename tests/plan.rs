@@ -4,7 +4,7 @@
 use mate::call::{Device, Problem};
 use mate::frame::{FrameMeta, GROUP_SIZES};
 use mate::plan::{
-    bulk_m1_eight, bulk_streamk_stages, bulk_wide_balanced, EightForm, bulk_m1_narrow_whole, bulk_split, bulk_tile_features, bulk_whole_tile, dect_tile_rank, bulk_whole_tile_tokens, bwg_m33_64_tokens, bwg_ring_first, bwg_sliced, bwg_split, bwg_tile_tokens, gather_programmatic, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, prefer_cta_tiles, prefer_wgmma, Caps, Family, BWG_SLICED_ABOVE_BYTES, ACT_IN_LOOP_BELOW_WEIGHTS, ACT_IN_LOOP_MAX_M, DEC_MAX_M, VARIANTS,
+    bulk_m1_eight, bulk_streamk_stages, bulk_wide_balanced, EightForm, bulk_m1_narrow_whole, bulk_split, bulk_tile_features, bulk_whole_tile, dect_tile_rank, bulk_whole_tile_tokens, bwg_m33_64_tokens, bwg_ring_first, bwg_wide_features_tile, bwg_sliced, bwg_split, bwg_tile_tokens, gather_programmatic, bwg_streamk_whole_tiles, plan, prefer_bulk, prefer_bwg, prefer_cta_tiles, prefer_wgmma, Caps, Family, BWG_SLICED_ABOVE_BYTES, ACT_IN_LOOP_BELOW_WEIGHTS, ACT_IN_LOOP_MAX_M, DEC_MAX_M, VARIANTS,
 };
 use mate::plan::variants::{bulk_chunks_per_stage, bwg_chunks_per_stage};
 use mate::device::params::WORKSPACE_TICKET_BYTES;
@@ -144,7 +144,14 @@ fn every_envelope_configuration_has_a_variant() {
                                 // holds M, above 128 tokens a 128-256-token tile: pinned in
                                 // bwg_routing_is_pinned); whole tiles, an even split (every part a
                                 // stage deep) or stream-K (every CTA a stage)
-                                assert_eq!(v.tm, bwg_tile_tokens(&p, 132), "M={m} K={k} N={n}");
+                                // (at M = 41-64 on wide layers the 256-feature tile where the frame
+                                // has its planned form: bwg_wide_features_tile, pinned in
+                                // bwg_routing_is_pinned)
+                                let want = match bwg_wide_features_tile(&p) {
+                                    Some(tm) if v.tn == 256 => (tm, 256),
+                                    _ => (bwg_tile_tokens(&p, 132), 128),
+                                };
+                                assert_eq!((v.tm, v.tn), want, "M={m} K={k} N={n}");
                                 // (and at M = 33-64 the 32-token tile in two m-tiles: bwg_routing_is_pinned)
                                 assert!((m <= v.tm as i64 && (m > v.tm as i64 / 2 || v.tm == 16)) || (m > 128 && v.tm >= 128) || ((33..=64).contains(&m) && v.tm == 32));
                                 // post-scale wherever the group allows it, in the 16-48-token tiles
@@ -153,7 +160,7 @@ fn every_envelope_configuration_has_a_variant() {
                                 let tiles = (m + v.tm as i64 - 1) / v.tm as i64 * (n / v.tn as i64); // m-tiles x tiles
                                 let slots = v.ctas_per_sm() as i64 * 132;
                                 let ctas = pl.grid[0] as i64;
-                                let ch = bwg_chunks_per_stage(v.tm, v.p) as i64;
+                                let ch = bwg_chunks_per_stage(v.tm, v.tn, v.p) as i64;
                                 let rule = bwg_split(&p, 132, v);
                                 assert_eq!(v.split, rule.split != 1);
                                 assert_eq!((ctas, pl.total_warps), (rule.ctas, rule.split));
@@ -640,7 +647,7 @@ fn bwg_routing_is_pinned() {
     for (m, k, n, g, kind) in [
         (48, 1536, 17920, 128, "sk"),
         (33, 3584, 18944, 128, "sk"),
-        (64, 3072, 13824, 128, "sk"),
+        (64, 3072, 13824, 128, "n256"),
         (48, 2560, 28672, 128, "wg"),
         (48, 3072, 8192, 128, "wg"),
         (48, 3584, 6144, 128, "wg"),
@@ -651,11 +658,43 @@ fn bwg_routing_is_pinned() {
         let v = &VARIANTS[plan(&problem(m, k, n, g, false, DType::F16), &caps).unwrap().variant];
         let got = match (v.family, v.tm, v.stream_k, v.split) {
             (Family::Wg, _, _, _) => "wg",
+            (Family::Bwg, _, _, _) if v.tn == 256 => "n256",
             (Family::Bwg, 32, true, _) => "sk",
             (Family::Bwg, 32, false, true) => "split",
             _ => "other",
         };
         assert_eq!(got, kind, "M={m} K={k} N={n} group {g}: {}", v.symbol);
+    }
+    // M = 41-64 on layers of >= 6144 features and >= 2^25 weights: the 256-feature tile (48 tokens
+    // up to M = 48, else 64, bwg_wide_features_tile) in the form bwg_split plans (whole tiles, the
+    // even split or stream-K; the 256-feature tiles take stream-K instead of whole tiles that leave
+    // SMs idle, the 64-token one below 75 % of the stages); f16 symmetric of groups >= 64 (the
+    // variants built); elsewhere the 128-feature tiles
+    for (m, k, n, g, zeros, dtype, want) in [
+        (41, 8192, 10240, 128, false, DType::F16, "m48_n256_sk"),
+        (48, 4096, 28672, 128, false, DType::F16, "m48_n256_whole"),
+        (48, 3584, 18944, 128, false, DType::F16, "m48_n256_sk"),
+        (44, 8192, 8192, 128, false, DType::F16, "m48_n256_split"),
+        (48, 8192, 57344, 128, false, DType::F16, "m48_n256_sk"),
+        (48, 8192, 57344, -1, false, DType::F16, "m48_n256_sk"),
+        (49, 8192, 8192, 128, false, DType::F16, "m64_n256_split_pre"),
+        (64, 8192, 57344, 128, false, DType::F16, "m64_n256_whole_pre"),
+        (64, 8192, 57344, 64, false, DType::F16, "m64_n256_whole_pre"),
+        (56, 4096, 28672, 128, false, DType::F16, "m64_n256_whole_pre"),
+        (64, 3584, 18944, 128, false, DType::F16, "m64_n256_sk_pre"),
+        (48, 8192, 8192, 128, true, DType::F16, "m48_n256_split"),
+        // not: narrow or small layers, group 32 at 48 tokens (no pre-scaled 48-token 256-feature
+        // tile), bf16, zero points but in the split form, M = 33-40
+        (48, 4096, 6144, 128, false, DType::F16, "m48_n128_split"),
+        (48, 14336, 4096, 128, false, DType::F16, "m48_n128_split_sl"),
+        (48, 28672, 2560, 128, false, DType::F16, "m48_n128_split_sl"),
+        (48, 8192, 10240, 32, false, DType::F16, "m48_n128_sk_pre"),
+        (48, 8192, 10240, 128, false, DType::BF16, "m48_n128_sk"),
+        (48, 8192, 10240, 128, true, DType::F16, "m48_n128_sk"),
+        (40, 8192, 10240, 128, false, DType::F16, "m40_n128_"),
+    ] {
+        let v = &VARIANTS[plan(&problem(m, k, n, g, zeros, dtype), &caps).unwrap().variant];
+        assert!(v.family == Family::Bwg && v.symbol.contains(want), "M={m} K={k} N={n} group {g} zeros {zeros} {dtype:?}: {} (want {want})", v.symbol);
     }
     // the smallest token tile that holds M, but at M = 33-64 32-token m-tiles up to 2^24 weights
     // with K <= N or where the 32-token plan is stream-K on shallow wide layers, the 64-token tile on
@@ -806,6 +845,11 @@ fn bwg_routing_is_pinned() {
             for (zp, dt) in [(false, DType::F16), (true, DType::BF16)] {
                 let p = problem(m, k, n, 128, zp, dt);
                 let v = &VARIANTS[plan(&p, &caps).unwrap().variant];
+                if v.tn == 256 {
+                    // the 256-feature tiles (f16 symmetric, wide layers): pinned above
+                    assert!(bwg_wide_features_tile(&p).is_some() && !zp, "M={m} K={k} N={n}");
+                    continue;
+                }
                 let tm = [40, 48, 56, 64][(m as usize - 33) / 8];
                 assert_eq!(tm, bwg_m33_64_tokens(m), "M={m}");
                 assert_eq!((v.family, v.tm, v.stream_k), (Family::Bwg, tm, sk), "M={m} K={k} N={n}");

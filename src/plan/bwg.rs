@@ -4,6 +4,33 @@
 
 use super::*;
 
+/// bwg at M = 41-64: the 256-feature tiles ([`bwg_wide_features_tile`]) need at least this many
+/// features (24 tiles) ...
+pub const BWG_N256_MIN_N: i64 = 6144;
+/// ... and at least this many weights (K x N elements).
+pub const BWG_N256_MIN_WEIGHTS: i64 = 1 << 25;
+
+/// bwg at M = 41-64: the 256-feature token tile (48 tokens up to M = 48, else 64) where the layer
+/// has at least [`BWG_N256_MIN_N`] features and [`BWG_N256_MIN_WEIGHTS`] weights. Such a tile runs
+/// one CTA of 20 warps an SM (four consumer warpgroups of 64 features sharing each stage's x
+/// boxes, which at 48-64 tokens outweigh a 128-feature stage's weights), so stages of four chunks
+/// x 3 fit where two 128-feature CTAs an SM could not (kernels/bwg.cuh chunks_per_stage).
+/// Measured on the H100 forced against the routed plan in one process (bench/NOTES.md session 54,
+/// results/2026-12-07-s54-n256-forced-h100.json.gz; best form of each tile): M = 41-48 Llama-8B
+/// gate_up 0.855-0.86x, Llama-70B qkv 0.86-0.88x, gate_up 0.87-0.90x, o 0.91-0.93x, down 0.92x,
+/// 3584 x 18944 0.74x, 7168 x 7168 / 8192 x 6144 / 5120 x 13824 0.92-0.95x; M = 52-64 0.88-0.97x
+/// on the same layers (7168 x 7168 at M = 52 1.02x). Slower on smaller or narrower layers: 4096 x
+/// 4096 / 2048 x 8192 1.12-1.36x, Llama-8B qkv 1.0-1.05x, down 0.97x (M = 48) / 1.03x (64),
+/// 28672 x 2560 0.95x (48) / 1.05-1.11x (52-64).
+pub fn bwg_wide_features_tile(p: &Problem) -> Option<u32> {
+    let wide = p.n() >= BWG_N256_MIN_N && p.k() * p.n() >= BWG_N256_MIN_WEIGHTS;
+    match p.m {
+        41..=48 if wide => Some(48),
+        49..=64 if wide => Some(64),
+        _ => None,
+    }
+}
+
 /// bwg: how a plan shares its tiles' K between the CTAs of the persistent grid (kernels/bwg.cuh).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BwgSplit {
@@ -85,7 +112,7 @@ fn bwg_split_with(p: &Problem, sms: i64, v: &Variant, over: Option<i64>) -> BwgS
     let tiles = bwg_tiles(p, v);
     let slots = sms * v.ctas_per_sm() as i64;
     let chunks = p.k() / 64;
-    let ch = variants::bwg_chunks_per_stage(v.tm, v.p) as i64;
+    let ch = variants::bwg_chunks_per_stage(v.tm, v.tn, v.p) as i64;
     let spt = (chunks + ch - 1) / ch; // stages per tile
     let whole = BwgSplit { ctas: tiles.min(slots).max(1), split: 1 };
     let even = |s: i64| BwgSplit { ctas: (tiles * s).min(slots), split: s };
@@ -122,12 +149,15 @@ fn bwg_split_with(p: &Problem, sms: i64, v: &Variant, over: Option<i64>) -> BwgS
     // the 32/64-token tiles: only instead of whole tiles, their fix-up costing more of a part
     // (BWG_SK_SMALL_MAX_RATIO_PCT); the 40-64-token tiles only where whole tiles take more than one
     // round of the slots (Qwen2-1.5B gate_up, 140 tiles of 12 stages: 1.03-1.05x slower)
-    let small_ok = plain.split == 1 && (v.tm <= 32 || tiles > slots);
+    // (the 256-feature tiles also where whole tiles leave SMs idle: BWG_SK_N256_M64_MAX_RATIO_PCT)
+    let small_ok = plain.split == 1 && (v.tm <= 32 || v.tn > 128 || tiles > slots);
     // the 32-56-token tiles also instead of an even split whose parts are deep
     // (BWG_SK_DEEP_PART_STAGES): there a part's partial is small beside the stages it saves
     let deep_even = v.tm >= 24 && v.tm < 64 && plain.split > 1 && busiest >= BWG_SK_DEEP_PART_STAGES;
     let pct = if v.tm >= BWG_STREAMK_MIN_TM {
         90
+    } else if small_ok && v.tn > 128 && v.tm == 64 {
+        BWG_SK_N256_M64_MAX_RATIO_PCT
     } else if small_ok {
         BWG_SK_SMALL_MAX_RATIO_PCT
     } else if deep_even {
@@ -161,7 +191,7 @@ pub const BWG_RING_FIRST_MAX_STAGES: i64 = 3;
 pub fn bwg_ring_first(p: &Problem, sms: i64, v: &Variant) -> bool {
     let s = bwg_split(p, sms, v).split;
     let per_part = (p.k() / 64 + s - 1) / s.max(1); // the deepest part (kernels/split.cuh k_range)
-    let ch = variants::bwg_chunks_per_stage(v.tm, v.p) as i64;
+    let ch = variants::bwg_chunks_per_stage(v.tm, v.tn, v.p) as i64;
     s > 1 && (per_part + ch - 1) / ch <= BWG_RING_FIRST_MAX_STAGES
 }
 
@@ -214,7 +244,7 @@ pub const BWG_STREAMK_MIN_TM: u32 = 128;
 /// bwg: whether `v`'s tile (its tokens and scale form) has a stream-K variant of its own
 /// (kernels/variants.def split = 3): the variant list decides, not a rule kept beside it.
 pub fn bwg_streamk_tile(v: &Variant) -> bool {
-    VARIANTS.iter().any(|w| w.family == Family::Bwg && w.stream_k && w.tm == v.tm && w.pre == v.pre)
+    VARIANTS.iter().any(|w| w.family == Family::Bwg && w.stream_k && w.tm == v.tm && w.tn == v.tn && w.pre == v.pre)
 }
 
 /// bwg's 32/64-token tiles take stream-K instead of whole tiles (never instead of an even split;
@@ -230,6 +260,14 @@ pub fn bwg_streamk_tile(v: &Variant) -> bool {
 /// %) 1.01-1.03x and 224-240 tiles at K = 4096 1.0x (the fix-up costs what it saves); instead of
 /// even splits: Qwen2-1.5B down 1.05x, Llama-8B qkv 0.98-0.99x.
 pub const BWG_SK_SMALL_MAX_RATIO_PCT: i64 = 87;
+
+/// The 256-feature tiles take stream-K instead of whole tiles at [`BWG_SK_SMALL_MAX_RATIO_PCT`]
+/// (48 tokens), the 64-token one at this bound: its partials (64 KB a contributor) cost more.
+/// Measured on the H100 (bench/NOTES.md session 54, forced, M = 44-64): 3584 x 18944 (74 tiles on
+/// 132 SMs, 8 of 14 stages: 57 %) stream-K 0.77x of whole tiles at 48 tokens, 0.86-0.88x at 64;
+/// Llama-70B gate_up (224 tiles, 55 of 64 stages: 86 %) 0.87-0.90x at 48, 1.03-1.16x at 64;
+/// Llama-8B gate_up (112 tiles, 14 of 16: 87.5 %) 1.11x at 48, 1.13x at 64.
+pub const BWG_SK_N256_M64_MAX_RATIO_PCT: i64 = 75;
 
 /// bwg's 32-token tile takes stream-K instead of an even split whose parts are at least this many
 /// stages deep, where stream-K leaves the busiest CTA at most [`BWG_SK_DEEP_MAX_RATIO_PCT`] % of
@@ -260,7 +298,7 @@ pub const BWG_SK_DEEP_MAX_RATIO_PCT_M40_56: i64 = 92;
 
 /// bwg: stream-K over stages on every resident slot (at most one CTA per stage).
 pub fn bwg_streamk(p: &Problem, sms: i64, v: &Variant) -> BwgSplit {
-    let ch = variants::bwg_chunks_per_stage(v.tm, v.p) as i64;
+    let ch = variants::bwg_chunks_per_stage(v.tm, v.tn, v.p) as i64;
     let stages = bwg_tiles(p, v) * ((p.k() / 64 + ch - 1) / ch);
     BwgSplit { ctas: (sms * v.ctas_per_sm() as i64).min(stages).max(1), split: 0 }
 }

@@ -253,7 +253,7 @@ pub fn serves(v: &Variant, p: &Problem) -> bool {
             Family::Bwg => {
                 (!p.meta.has_perm || p.m > DEC_MAX_M)
                     && (v.pre || p.meta.group() % 64 == 0)
-                    && variants::bwg_stage_holds_group(v.tm, v.p, (p.meta.group_size != -1).then(|| p.meta.group()))
+                    && variants::bwg_stage_holds_group(v.tm, v.tn, v.p, (p.meta.group_size != -1).then(|| p.meta.group()))
             }
             Family::Wmma | Family::Wg => true,
         }
@@ -377,8 +377,11 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
         // bwg_tile_tokens' tile, post-scale where the group allows it; the split instantiation
         // only where the plan splits.
         let bwg = || candidates.clone().filter(|(_, v)| v.family == Family::Bwg);
-        let tile = bwg().filter(|(_, v)| v.tm == bwg_tile_tokens(p, sms)).min_by_key(|(_, v)| v.pre);
-        if let Some((_, t)) = tile {
+        // The 256-feature tile where bwg_wide_features_tile names one and the frame has its
+        // planned form, else bwg_tile_tokens' 128-feature tile.
+        let wide = bwg_wide_features_tile(p).map(|tm| (tm, 256));
+        for (tm, tn) in wide.into_iter().chain([(bwg_tile_tokens(p, sms), 128)]) {
+            let Some((_, t)) = bwg().filter(|(_, v)| v.tm == tm && v.tn == tn).min_by_key(|(_, v)| v.pre) else { continue };
             let s = bwg_split(p, sms, t);
             let split = s.split != 1;
             // the 32-token stream-K tile for a stream-K plan of 32 tokens; the ring-first split tile
@@ -387,7 +390,7 @@ fn choose(p: &Problem, caps: &Caps, sms: i64) -> Option<usize> {
             let sk = s.split == 0 && t.tm < BWG_STREAMK_MIN_TM;
             let pick = |ring: bool, sliced: bool| {
                 bwg().find(|(_, v)| {
-                    v.tm == t.tm && v.pre == t.pre && v.split == split && v.ring_first == ring && v.stream_k == sk && v.sliced == sliced
+                    v.tm == t.tm && v.tn == t.tn && v.pre == t.pre && v.split == split && v.ring_first == ring && v.stream_k == sk && v.sliced == sliced
                 })
             };
             let ring = split && bwg_ring_first(p, sms, t);
@@ -591,7 +594,7 @@ fn plan_uncached(call_p: &Problem, caps: &Caps, sms: i64, forced: Option<String>
                 } else if v.tm >= BWG_STREAMK_MIN_TM {
                     bwg_streamk(p, sms, v)
                 } else {
-                    let s = (p.k() / 64 / variants::bwg_chunks_per_stage(v.tm, v.p) as i64).clamp(1, 2);
+                    let s = (p.k() / 64 / variants::bwg_chunks_per_stage(v.tm, v.tn, v.p) as i64).clamp(1, 2);
                     BwgSplit { ctas: persistent_ctas(tiles, s, sms, v.ctas_per_sm() as i64), split: s }
                 }
             } else {

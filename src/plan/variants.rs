@@ -119,19 +119,19 @@ impl Variant {
             // per stage (full and empty for each part), and slack to align the ring to 1024 bytes (the x
             // boxes' swizzle).
             Family::Bwg => {
-                let ch = bwg_chunks_per_stage(self.tm, self.p);
+                let ch = bwg_chunks_per_stage(self.tm, self.tn, self.p);
                 let stage = ch * (self.tm * 128 + (self.tn / 16) * 512)
-                    + bwg_scale_rows(self.tm, self.p) * (self.tn * 2 + if self.zeros { self.tn / 2 } else { 0 });
+                    + bwg_scale_rows(self.tm, self.tn, self.p) * (self.tn * 2 + if self.zeros { self.tn / 2 } else { 0 });
                 self.p * (stage.div_ceil(1024) * 1024 + 32) + 1024
             }
         }
     }
 
     /// bulk, bwg: resident CTAs per SM the kernel is built for (kernels/bulk.cuh bulk_min_blocks,
-    /// kernels/bwg.cuh bwg_min_blocks): one for bwg's 128-256-token tiles and bulk's 160-feature
-    /// tiles, else [`crate::plan::BULK_CTAS_PER_SM`].
+    /// kernels/bwg.cuh bwg_min_blocks): one for bwg's 128-256-token and 256-feature tiles and bulk's
+    /// 160-feature tiles, else [`crate::plan::BULK_CTAS_PER_SM`].
     pub fn ctas_per_sm(&self) -> u32 {
-        if (self.family == Family::Bwg && self.tm >= 128) || (self.family == Family::Bulk && self.tn > 128) {
+        if (self.family == Family::Bwg && (self.tm >= 128 || self.tn > 128)) || (self.family == Family::Bulk && self.tn > 128) {
             1
         } else {
             crate::plan::BULK_CTAS_PER_SM as u32
@@ -172,10 +172,12 @@ pub fn bulk_z_row_bytes(tn: u32) -> u32 {
     }
 }
 
-/// bwg: K chunks (of 64) per stage for token tile `tm` in a ring of `p` stages (kernels/bwg.cuh
+/// bwg: K chunks (of 64) per stage for tile `tm` x `tn` in a ring of `p` stages (kernels/bwg.cuh
 /// chunks_per_stage()).
-pub fn bwg_chunks_per_stage(tm: u32, p: u32) -> u32 {
-    if tm == 128 {
+pub fn bwg_chunks_per_stage(tm: u32, tn: u32, p: u32) -> u32 {
+    if tn == 256 {
+        4
+    } else if tm == 128 {
         3
     } else if tm == 40 && p == 3 {
         4
@@ -187,28 +189,28 @@ pub fn bwg_chunks_per_stage(tm: u32, p: u32) -> u32 {
 }
 
 /// bwg: scale (and zero-point) rows a stage holds (kernels/bwg.cuh scale_rows()): two a chunk, or
-/// three for the 40-token tile of three stages, which so serves only groups of 128 or more
-/// ([`bwg_stage_holds_group`]).
-pub fn bwg_scale_rows(tm: u32, p: u32) -> u32 {
-    if tm == 40 && p == 3 {
+/// three for the 128-feature 40-token tile of three stages, which so serves only groups of 128 or
+/// more ([`bwg_stage_holds_group`]).
+pub fn bwg_scale_rows(tm: u32, tn: u32, p: u32) -> u32 {
+    if tn == 128 && tm == 40 && p == 3 {
         3
     } else {
-        2 * bwg_chunks_per_stage(tm, p)
+        2 * bwg_chunks_per_stage(tm, tn, p)
     }
 }
 
-/// bwg: whether a stage of `tm` x `p`'s layout holds the scale rows of a group of `group`
-/// weights (`None`: per channel, one row): a stage of CH chunks meets CH * 64 / group groups of
-/// 64 or fewer (whole groups a chunk), one more than its share of larger ones where it starts
-/// inside one.
-pub fn bwg_stage_holds_group(tm: u32, p: u32, group: Option<i64>) -> bool {
-    let ch = bwg_chunks_per_stage(tm, p) as i64;
+/// bwg: whether a stage of a `tm` x `tn` tile in `p` stages holds the scale rows of a group of
+/// `group` weights (`None`: per channel, one row): a stage of CH chunks meets CH * 64 / group
+/// groups of 64 or fewer (whole groups a chunk), one more than its share of larger ones where it
+/// starts inside one.
+pub fn bwg_stage_holds_group(tm: u32, tn: u32, p: u32, group: Option<i64>) -> bool {
+    let ch = bwg_chunks_per_stage(tm, tn, p) as i64;
     let rows = match group {
         None => 1,
         Some(g) if g <= 64 => ch * 64 / g,
         Some(g) => (ch * 64 + g - 1) / g + 1,
     };
-    rows <= bwg_scale_rows(tm, p) as i64
+    rows <= bwg_scale_rows(tm, tn, p) as i64
 }
 
 /// bwg: x boxes a K chunk for token tile `tm` (kernels/bwg.cuh x_halves()): tiles wider than one

@@ -170,8 +170,8 @@ def test_every_variant_forced(sym, forced):
     forced(sym)
     persistent = "_bulk_" in sym or "_bwg_" in sym  # no act order; tiles of 32 or 128 features
     # the persistent families need N % 128 == 0 (bulk's seven- and ten-stripe tiles N % 112 / 160
-    # == 0); the other families get N = 320
-    n1, n2 = (448, 1792) if "_n112_" in sym else (640, 2560) if "_n160_" in sym else (384 if persistent else 320, 2048)
+    # == 0, bwg's 256-feature tiles N % 256 == 0); the other families get N = 320
+    n1, n2 = (448, 1792) if "_n112_" in sym else (640, 2560) if "_n160_" in sym else (512, 2048) if "_n256_" in sym else (384 if persistent else 320, 2048)
     g1 = 128 if _groups_from_128(sym) else 64
     for (K, N), g, act in (((384, n1), g1, not persistent), ((1536, n2), 128, False)):
         for M in _m_values(sym):
@@ -284,8 +284,10 @@ BWG_CONFIGS = [(torch.float16, True, 128, False), (torch.bfloat16, False, 32, Tr
                     ("_m160_n128_", 300), ("_m176_n128_", 170), ("_m192_n128_", 160), ("_m192_n128_", 330),
                     ("_m208_n128_", 400), ("_m224_n128_", 420), ("_m240_n128_", 231), ("_m256_n128_", 300),
                     ("_m272_n128_", 530), ("_m288_n128_", 280),
-                    ("_m304_n128_", 303), ("_m320_n128_", 650)]
+                    ("_m304_n128_", 303), ("_m320_n128_", 650), ("_m48_n256_", 45), ("_m48_n256_", 48), ("_m64_n256_", 64)]
     for cfg in BWG_CONFIGS
+    # the 256-feature tiles (lab): f16 symmetric, exact at 48 tokens, pre-scaled at 64
+    if "_n256_" not in tile or (cfg[0] == torch.float16 and cfg[1] and cfg[2] == 128 and cfg[3] == (tile == "_m64_n256_"))
     if cfg[3] or tile in ("_m16_n128_", "_m24_n128_", "_m32_n128_", "_m40_n128_", "_m48_n128_")  # the 56-320-token tiles are built pre-scale only
     if not (tile == "_m40_n128_" and cfg[2] == 64 and not cfg[3])  # groups >= 128 there (test_the_40_token_exact_tile_refuses_group_64)
 ])
@@ -315,7 +317,7 @@ def test_bwg_variants_parity(dtype, sym, g, pre, tile, M, forced):
     splits = [v for v in mine if "_split" in v or v.endswith("_ring") or "_sk" in v or v.endswith("_sl")]
     # the 32-token post-scale tile: split, ring-first, stream-K, ring-first / split with the sliced sum;
     # the 40-64-token tiles (both forms at 40 / 48): split, stream-K, split with the sliced sum
-    assert len(splits) == {"_m24_n128_": 1 if pre else 5, "_m32_n128_": 1 if pre else 5, "_m40_n128_": 3, "_m48_n128_": 3, "_m56_n128_": 3, "_m64_n128_": 3}.get(tile, 1), splits
+    assert len(splits) == {"_m24_n128_": 1 if pre else 5, "_m32_n128_": 1 if pre else 5, "_m40_n128_": 3, "_m48_n128_": 3, "_m56_n128_": 3, "_m64_n128_": 3, "_m48_n256_": 2, "_m64_n256_": 2}.get(tile, 1), splits
     # SM counts (src/plan/bwg.rs bwg_split; 128-256-token tiles, 32 tiles here): 7 (stream-K after
     # whole rounds), 33 (forced where the rule says whole: stream-K, 32 tiles on 33 CTAs), 40 and
     # 132 (stream-K, more CTAs than tiles: owners of several contributors, ranges inside one

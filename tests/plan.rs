@@ -668,8 +668,9 @@ fn bwg_routing_is_pinned() {
     // M = 41-64 on layers of >= 6144 features and >= 2^25 weights: the 256-feature tile (48 tokens
     // up to M = 48, else 64, bwg_wide_features_tile) in the form bwg_split plans (whole tiles, the
     // even split or stream-K; the 256-feature tiles take stream-K instead of whole tiles that leave
-    // SMs idle, the 64-token one below 75 % of the stages); f16 symmetric of groups >= 64 (the
-    // variants built); elsewhere the 128-feature tiles
+    // SMs idle, the 64-token one below 75 % of the stages); fp16 or bf16, with or without zero
+    // points, groups >= 64 at 48 tokens (exact form), all at 64 (pre-scaled); elsewhere the
+    // 128-feature tiles
     for (m, k, n, g, zeros, dtype, want) in [
         (41, 8192, 10240, 128, false, DType::F16, "m48_n256_sk"),
         (48, 4096, 28672, 128, false, DType::F16, "m48_n256_whole"),
@@ -684,13 +685,15 @@ fn bwg_routing_is_pinned() {
         (64, 3584, 18944, 128, false, DType::F16, "m64_n256_sk_pre"),
         (48, 8192, 8192, 128, true, DType::F16, "m48_n256_split"),
         // not: narrow or small layers, group 32 at 48 tokens (no pre-scaled 48-token 256-feature
-        // tile), bf16, zero points but in the split form, M = 33-40
+        // tile), M = 33-40
         (48, 4096, 6144, 128, false, DType::F16, "m48_n128_split"),
         (48, 14336, 4096, 128, false, DType::F16, "m48_n128_split_sl"),
         (48, 28672, 2560, 128, false, DType::F16, "m48_n128_split_sl"),
         (48, 8192, 10240, 32, false, DType::F16, "m48_n128_sk_pre"),
-        (48, 8192, 10240, 128, false, DType::BF16, "m48_n128_sk"),
-        (48, 8192, 10240, 128, true, DType::F16, "m48_n128_sk"),
+        (48, 8192, 10240, 128, false, DType::BF16, "m48_n256_sk"),
+        (48, 8192, 10240, 128, true, DType::F16, "m48_n256_sk"),
+        (64, 8192, 10240, 64, true, DType::BF16, "m64_n256_split_pre"),
+        (64, 8192, 10240, 32, true, DType::BF16, "m64_n256_split_pre"),
         (40, 8192, 10240, 128, false, DType::F16, "m40_n128_"),
     ] {
         let v = &VARIANTS[plan(&problem(m, k, n, g, zeros, dtype), &caps).unwrap().variant];
@@ -847,7 +850,7 @@ fn bwg_routing_is_pinned() {
                 let v = &VARIANTS[plan(&p, &caps).unwrap().variant];
                 if v.tn == 256 {
                     // the 256-feature tiles (f16 symmetric, wide layers): pinned above
-                    assert!(bwg_wide_features_tile(&p).is_some() && !zp, "M={m} K={k} N={n}");
+                    assert!(bwg_wide_features_tile(&p).is_some(), "M={m} K={k} N={n}");
                     continue;
                 }
                 let tm = [40, 48, 56, 64][(m as usize - 33) / 8];

@@ -286,8 +286,8 @@ BWG_CONFIGS = [(torch.float16, True, 128, False), (torch.bfloat16, False, 32, Tr
                     ("_m272_n128_", 530), ("_m288_n128_", 280),
                     ("_m304_n128_", 303), ("_m320_n128_", 650), ("_m48_n256_", 45), ("_m48_n256_", 48), ("_m64_n256_", 64)]
     for cfg in BWG_CONFIGS
-    # the 256-feature tiles (lab): f16 symmetric, exact at 48 tokens, pre-scaled at 64
-    if "_n256_" not in tile or (cfg[0] == torch.float16 and cfg[1] and cfg[2] == 128 and cfg[3] == (tile == "_m64_n256_"))
+    # the 256-feature tiles: exact at 48 tokens (groups >= 64, per channel), pre-scaled at 64
+    if "_n256_" not in tile or cfg[3] == (tile == "_m64_n256_")
     if cfg[3] or tile in ("_m16_n128_", "_m24_n128_", "_m32_n128_", "_m40_n128_", "_m48_n128_")  # the 56-320-token tiles are built pre-scale only
     if not (tile == "_m40_n128_" and cfg[2] == 64 and not cfg[3])  # groups >= 128 there (test_the_40_token_exact_tile_refuses_group_64)
 ])

@@ -21,7 +21,13 @@ pub const BWG_N256_MIN_WEIGHTS: i64 = 1 << 25;
 /// 3584 x 18944 0.74x, 7168 x 7168 / 8192 x 6144 / 5120 x 13824 0.92-0.95x; M = 52-64 0.88-0.97x
 /// on the same layers (7168 x 7168 at M = 52 1.02x). Slower on smaller or narrower layers: 4096 x
 /// 4096 / 2048 x 8192 1.12-1.36x, Llama-8B qkv 1.0-1.05x, down 0.97x (M = 48) / 1.03x (64),
-/// 28672 x 2560 0.95x (48) / 1.05-1.11x (52-64).
+/// 28672 x 2560 0.95x (48) / 1.05-1.11x (52-64). Routed, against the 128-feature plans (libraries
+/// A B B A with PDL, H100, results/2026-12-07-s54-n256-routed-ab-h100.json.gz): M = 44 / 48 0.85-
+/// 0.93x on Llama-70B qkv / o / gate_up / down and Llama-8B gate_up, 0.92-0.94x on 7168 x 7168,
+/// 8192 x 6144, 5120 x 13824, 0.74x / 0.85x on 3584 x 18944 / 3072 x 13824 (their 32-token m-tiles
+/// before); M = 64 0.86-0.97x on all ten; M = 56 (the 64-token tile against the 56-token one)
+/// 0.87-0.98x, but 7168 x 7168 1.03x and 5120 x 13824 1.0x; bf16 with zero points 0.83-0.905x
+/// (Llama-70B qkv / o, 8B gate_up, M = 48 / 64).
 pub fn bwg_wide_features_tile(p: &Problem) -> Option<u32> {
     let wide = p.n() >= BWG_N256_MIN_N && p.k() * p.n() >= BWG_N256_MIN_WEIGHTS;
     match p.m {

@@ -1,4 +1,5 @@
 set -u
+# (Historical: bench/lab/s53_w256.patch and its test copy were merged in session 54 and removed.)
 # Library: git apply bench/lab/s53_w256.patch on main, cargo build --release, cp target/release/libmate.so target/w256/ (carry target/w256).
 # Session 53: the 256-feature bwg tiles (lab, target/w256 = main + 8 forced-only variants; routed
 # plans unchanged). (a) forced against the routed 128-feature plans in one process, overlap;

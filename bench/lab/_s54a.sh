@@ -1,4 +1,5 @@
 set -u
+# (Historical: bench/lab/s53_w256.patch and its test copy were merged in session 54 and removed.)
 # Session 54 call 1: bench/lab/_s53b.sh (n256 forced timing + its tests, with the patch's
 # test_gpu_matrix.py swapped in) and then the whole GPU suite on target/d40 with main's tests.
 cp tests/python/test_gpu_matrix.py /tmp/gm_main.py

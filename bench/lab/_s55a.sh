@@ -1,0 +1,17 @@
+set -u
+# Prepared in session 54 (not run): the 56-token 256-feature bwg tiles at M = 49-56.
+# Libraries: target/n256b = main's (session 54, 8ebd783); target/m56 = main + bench/lab/s54_m56_n256.patch
+# (git apply, cargo build --release, cp target/release/libmate.so target/m56/). Carry both.
+# Prediction (NOTES session 54): the 56-token tile 0.93-0.97x of the 64-token one at M = 49-56
+# on the wide layers (its padded rows 0-15 of 64 fewer; the exact form where the group allows).
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); echo "GPU: $gpu"
+mkdir -p $OUT/r; t1=$(date +%s)
+MATE_LIBRARY=$PWD/target/m56/libmate.so timeout 150 python3 -m pytest -q -rf -m gpu tests/python/test_gpu_matrix.py \
+  -k "n256" -p no:cacheprovider > $OUT/r/tests.log 2>&1
+echo "n256 tests rc $? ($(( $(date +%s) - t1 )) s)"; tail -1 $OUT/r/tests.log | cut -c1-200; grep -E '^FAILED' $OUT/r/tests.log | head -20 | cut -c1-250
+V=mate_bwg_f16_sym_m56_n256_whole,mate_bwg_f16_sym_m56_n256_split,mate_bwg_f16_sym_m56_n256_sk,mate_bwg_f16_sym_m56_n256_whole_pre,mate_bwg_f16_sym_m56_n256_split_pre,mate_bwg_f16_sym_m56_n256_sk_pre
+MATE_PDL=1 timeout 150 python3 bench/decode.py --library $PWD/target/m56/libmate.so --arms mate --shapes llama70b.qkv,llama70b.o,llama70b.gate_up,llama70b.down,llama8b.gate_up,7168x7168,5120x13824,3584x18944 \
+  --m 52,56 --orders 1 --variants $V --json $OUT/r/f56.json 2>&1 | grep "M=" | grep -v MHz | cut -c1-400
+A=n256b B=m56 SHAPES=llama70b.qkv,llama70b.o,llama70b.gate_up,llama70b.down,llama8b.gate_up,7168x7168,5120x13824 M=49,52,56 PDLS=1 TAG=ab56 bash bench/lab/ab.sh
+python3 bench/lab/ab_report.py n256b m56 "$OUT/r/ab56-pdl1-*.json" 2>&1 | grep -v '^$' | cut -c1-170
+cd $OUT && tar czf r.tgz r && rm -rf r

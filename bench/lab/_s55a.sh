@@ -1,7 +1,8 @@
 set -u
 # Prepared in session 54 (not run): the 56-token 256-feature bwg tiles at M = 49-56.
 # Libraries: target/n256b = main's (session 54, 8ebd783); target/m56 = main + bench/lab/s54_m56_n256.patch
-# (git apply, cargo build --release, cp target/release/libmate.so target/m56/). Carry both.
+# (git apply, cargo build --release, cp target/release/libmate.so target/m56/). Carry both; run
+# with the patch applied to the working tree (its test_gpu_matrix.py has the 56-token cases).
 # Prediction (NOTES session 54): the 56-token tile 0.93-0.97x of the 64-token one at M = 49-56
 # on the wide layers (its padded rows 0-15 of 64 fewer; the exact form where the group allows).
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); echo "GPU: $gpu"

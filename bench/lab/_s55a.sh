@@ -1,6 +1,6 @@
 set -u
 # Prepared in session 54 (not run): the 56-token 256-feature bwg tiles at M = 49-56.
-# Libraries: target/n256b = main's (session 54, 8ebd783); target/m56 = main + bench/lab/s54_m56_n256.patch
+# Libraries (carry all three): target/n256b = main's (session 54, 8ebd783); target/sk40 (below); target/m56 = main + bench/lab/s54_m56_n256.patch
 # (git apply, cargo build --release, cp target/release/libmate.so target/m56/). Carry both; run
 # with the patch applied to the working tree (its test_gpu_matrix.py has the 56-token cases).
 # Prediction (NOTES session 54): the 56-token tile 0.93-0.97x of the 64-token one at M = 49-56
@@ -15,12 +15,10 @@ MATE_PDL=1 timeout 150 python3 bench/decode.py --library $PWD/target/m56/libmate
   --m 52,56 --orders 1 --variants $V --json $OUT/r/f56.json 2>&1 | grep "M=" | grep -v MHz | cut -c1-400
 A=n256b B=m56 SHAPES=llama70b.qkv,llama70b.o,llama70b.gate_up,llama70b.down,llama8b.gate_up,7168x7168,5120x13824 M=49,52,56 PDLS=1 TAG=ab56 bash bench/lab/ab.sh
 python3 bench/lab/ab_report.py n256b m56 "$OUT/r/ab56-pdl1-*.json" 2>&1 | grep -v '^$' | cut -c1-170
-cd $OUT && tar czf r.tgz r && rm -rf r
 # (b) bench/lab/s54_sk40_two_chunk.patch (target/sk40 = main + that patch; it conflicts textually
 # with the m56 patch at src/plan/bwg.rs:162, apply one at a time): stream-K on the 40-token exact
 # tile where its parts are 8+ two-chunk stages deep. Prediction: 0.95-0.98x at M = 33 / 40 on the
 # eight layers it moves (7168 x 7168 0.98x, 8192 x 6144 0.885-0.95x measured forced).
-mkdir -p $OUT/r2
-OUT2=$OUT; OUT=$OUT/r2 A=n256b B=sk40 SHAPES=7168x7168,8192x6144,4096x10240,4096x8192,14336x3584,5120x8192,8192x4608,8192x5120 M=33,40 PDLS=1 TAG=sk40 bash bench/lab/ab.sh
-python3 bench/lab/ab_report.py n256b sk40 "$OUT2/r2/r/sk40-pdl1-*.json" 2>&1 | grep -v '^$' | cut -c1-170
-cd $OUT2 && tar czf r2.tgz r2 && rm -rf r2
+A=n256b B=sk40 SHAPES=7168x7168,8192x6144,4096x10240,4096x8192,14336x3584,5120x8192,8192x4608,8192x5120 M=33,40 PDLS=1 TAG=sk40 bash bench/lab/ab.sh
+python3 bench/lab/ab_report.py n256b sk40 "$OUT/r/sk40-pdl1-*.json" 2>&1 | grep -v '^$' | cut -c1-170
+cd $OUT && tar czf r.tgz r && rm -rf r

@@ -7,6 +7,10 @@ set -u
 # on the wide layers (its padded rows 0-15 of 64 fewer; the exact form where the group allows).
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); echo "GPU: $gpu"
 mkdir -p $OUT/r; t1=$(date +%s)
+# main's library: the 48-token 256-feature parity cases (never run on a GPU: session 54's find)
+MATE_LIBRARY=$PWD/target/n256b/libmate.so timeout 100 python3 -m pytest -q -rf -m gpu tests/python/test_gpu_matrix.py \
+  -k "parity and _m48_n256_" -p no:cacheprovider > $OUT/r/main-parity.log 2>&1
+echo "main m48 n256 parity rc $?"; tail -1 $OUT/r/main-parity.log | cut -c1-200; grep -E '^FAILED' $OUT/r/main-parity.log | head | cut -c1-250
 MATE_LIBRARY=$PWD/target/m56/libmate.so timeout 150 python3 -m pytest -q -rf -m gpu tests/python/test_gpu_matrix.py \
   -k "n256" -p no:cacheprovider > $OUT/r/tests.log 2>&1
 echo "n256 tests rc $? ($(( $(date +%s) - t1 )) s)"; tail -1 $OUT/r/tests.log | cut -c1-200; grep -E '^FAILED' $OUT/r/tests.log | head -20 | cut -c1-250

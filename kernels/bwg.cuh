@@ -457,7 +457,8 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   __syncthreads();
 
   pdl_trigger();
-  // setmaxnreg (12-warp CTAs): one CTA an SM at 128-256 tokens, two at 32/64 (bwg namespace above)
+  // setmaxnreg (12-warp CTAs): one CTA an SM at 128-256 tokens, two at 32/64; the 20-warp
+  // 256-feature CTA alone on its SM (bwg namespace above)
   constexpr int kProdRegs = TM >= 128 ? bwg::kProducerRegs : TN == 256 ? bwg::kProducerRegsW : kSplit && !kRingFirst ? bwg::kProducerRegs2Split : bwg::kProducerRegs2;
   constexpr int kConsRegs = TM >= 128 ? bwg::kConsumerRegs : TN == 256 ? bwg::kConsumerRegsW : bwg::kConsumerRegs2;
   if (warp >= WC) {
@@ -571,7 +572,8 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   // tiles built with 12 warps (setmaxnreg: 104 registers a consumer) (bench/NOTES.md, session 15).
   // The 40 / 48-token tiles pair in both forms (the exact form's 20 / 24 group sums fit beside two
   // A sets at 104 registers: 0.92-0.98x of the pre-scaled pairs, session 51); the 56 / 64-token
-  // tiles pair pre-scaled only (the exact 56-token tile spilled 16-144 bytes of stack).
+  // tiles pair pre-scaled only (the exact 56-token tile spilled 16-144 bytes of stack), but the
+  // 256-feature ones (112 consumer registers) pair in both forms.
   constexpr bool kPairs = !kPre ? (TM == 16 && !(kZeros && kSplit)) || ((TM >= 24 && (TM <= 48 || TN == 256)) && kRegs) : TM > 32 && TM <= 64 && kRegs;
   uint32_t cur2[kPairs ? 4 : 1][4];
   // Constants of the dequantization: fp16 1024 + z (a nibble in bits 0..3) and -(64 + z) (bits

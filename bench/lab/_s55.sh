@@ -22,12 +22,9 @@ python3 bench/lab/ab_report.py n256b m56 "$OUT/r/ab56-pdl1-*.json" 2>&1 | grep -
 # eight layers it moves (7168 x 7168 0.98x, 8192 x 6144 0.885-0.95x measured forced).
 A=n256b B=sk40 SHAPES=7168x7168,8192x6144,4096x10240,4096x8192,14336x3584,5120x8192,8192x4608,8192x5120 M=33,40 PDLS=1 TAG=sk40 bash bench/lab/ab.sh
 python3 bench/lab/ab_report.py n256b sk40 "$OUT/r/sk40-pdl1-*.json" 2>&1 | grep -v '^$' | cut -c1-170
-V=mate_bwg_f16_sym_m56_n256_whole,mate_bwg_f16_sym_m56_n256_split,mate_bwg_f16_sym_m56_n256_sk,mate_bwg_f16_sym_m56_n256_whole_pre,mate_bwg_f16_sym_m56_n256_split_pre,mate_bwg_f16_sym_m56_n256_sk_pre
-MATE_PDL=1 timeout 150 python3 bench/decode.py --library $PWD/target/m56/libmate.so --arms mate --shapes llama70b.qkv,llama70b.o,llama70b.gate_up,llama70b.down,llama8b.gate_up,7168x7168,5120x13824,3584x18944 \
-  --m 52,56 --orders 1 --variants $V --json $OUT/r/f56.json 2>&1 | grep "M=" | grep -v MHz | cut -c1-400
 # ncu of the 256-feature tiles (main's library), Llama-8B gate_up forced whole tiles (112 of them
 # at 256 features, 224 at 128), locked clock: what bounds them (DRAM %, issue, stalls, tensor pipe).
-for vm in m48_n256_whole:48 m64_n256_whole_pre:64 m48_n128_whole:48; do
+for vm in m48_n256_whole:48 m64_n256_whole_pre:64; do
   v=${vm%%:*}; m=${vm##*:}
   MATE_LIBRARY=$PWD/target/n256b/libmate.so timeout 120 ncu --kernel-name regex:mate_bwg --launch-skip 2 --launch-count 1 \
     --section SpeedOfLight --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis --section Occupancy --section MemoryWorkloadAnalysis --section LaunchStats \
@@ -40,4 +37,7 @@ for vm in m48_n256_whole:48 m64_n256_whole_pre:64 m48_n128_whole:48; do
 done
 timeout 100 ncu --launch-skip 2 --launch-count 1 --section SpeedOfLight python3 bench/lab/read_one.py 4096 28672 48 > $OUT/r/ncu-read.txt 2>&1
 echo "== ncu read rc $?"; grep -E "Duration|Elapsed Cycles|DRAM Throughput|Memory Throughput" $OUT/r/ncu-read.txt | head -8
+V=mate_bwg_f16_sym_m56_n256_whole,mate_bwg_f16_sym_m56_n256_split,mate_bwg_f16_sym_m56_n256_sk,mate_bwg_f16_sym_m56_n256_whole_pre,mate_bwg_f16_sym_m56_n256_split_pre,mate_bwg_f16_sym_m56_n256_sk_pre
+MATE_PDL=1 timeout 150 python3 bench/decode.py --library $PWD/target/m56/libmate.so --arms mate --shapes llama70b.qkv,llama70b.o,llama70b.gate_up,llama70b.down,llama8b.gate_up,7168x7168,5120x13824,3584x18944 \
+  --m 52,56 --orders 1 --variants $V --json $OUT/r/f56.json 2>&1 | grep "M=" | grep -v MHz | cut -c1-400
 cd $OUT && tar czf r.tgz r && rm -rf r

@@ -22,6 +22,8 @@ python3 bench/lab/ab_report.py n256b m56 "$OUT/r/ab56-pdl1-*.json" 2>&1 | grep -
 # eight layers it moves (7168 x 7168 0.98x, 8192 x 6144 0.885-0.95x measured forced).
 A=n256b B=sk40 SHAPES=7168x7168,8192x6144,4096x10240,4096x8192,14336x3584,5120x8192,8192x4608,8192x5120 M=33,40 PDLS=1 TAG=sk40 bash bench/lab/ab.sh
 python3 bench/lab/ab_report.py n256b sk40 "$OUT/r/sk40-pdl1-*.json" 2>&1 | grep -v '^$' | cut -c1-170
+# QUICK=1: stop here (what decides the merges, ~4 min)
+if [ "${QUICK:-0}" = 1 ]; then cd $OUT && tar czf r.tgz r && rm -rf r; exit 0; fi
 # ncu of the 256-feature tiles (main's library), Llama-8B gate_up forced whole tiles (112 of them
 # at 256 features, 224 at 128), locked clock: what bounds them (DRAM %, issue, stalls, tensor pipe).
 for vm in m48_n256_whole:48 m64_n256_whole_pre:64; do

@@ -1,8 +1,10 @@
 set -u
-# Session 55: _s55a (prepared in session 54) and _s55b in one call, essential first: the 56-token 256-feature bwg tiles at M = 49-56.
-# Libraries (carry all three): target/n256b = main's (session 54, 8ebd783); target/sk40 (below); target/m56 = main + bench/lab/s54_m56_n256.patch
-# (git apply, cargo build --release, cp target/release/libmate.so target/m56/). Carry both; run
-# with the patch applied to the working tree (its test_gpu_matrix.py has the 56-token cases).
+# Session 54's prepared device work, essential first (not yet run: session 55's starts were all refused).
+# Libraries, carry all three: target/n256b = main (598682a); target/sk40 = main +
+# bench/lab/s54_sk40_two_chunk.patch; target/m56 = main + bench/lab/s54_m56_n256.patch (git apply,
+# cargo build --release, cp target/release/libmate.so target/<name>/). Run with the m56 patch
+# applied to the working tree (its test_gpu_matrix.py has the 56-token cases). QUICK=1 stops
+# after the two A/Bs.
 # Prediction (NOTES session 54): the 56-token tile 0.93-0.97x of the 64-token one at M = 49-56
 # on the wide layers (its padded rows 0-15 of 64 fewer; the exact form where the group allows).
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); echo "GPU: $gpu"

@@ -666,10 +666,11 @@ fn bwg_routing_is_pinned() {
         assert_eq!(got, kind, "M={m} K={k} N={n} group {g}: {}", v.symbol);
     }
     // M = 41-64 on layers of >= 6144 features and >= 2^25 weights: the 256-feature tile (48 tokens
-    // up to M = 48, else 64, bwg_wide_features_tile) in the form bwg_split plans (whole tiles, the
+    // up to M = 48, 56 up to 56, else 64, bwg_wide_features_tile) in the form bwg_split plans (whole tiles, the
     // even split or stream-K; the 256-feature tiles take stream-K instead of whole tiles that leave
     // SMs idle, the 64-token one below 75 % of the stages); fp16 or bf16, with or without zero
-    // points, groups >= 64 at 48 tokens (exact form), all at 64 (pre-scaled); elsewhere the
+    // points, groups >= 64 at 48 / 56 tokens (exact form; group 32 pre-scaled at 56), all at 64
+    // (pre-scaled); elsewhere the
     // 128-feature tiles
     for (m, k, n, g, zeros, dtype, want) in [
         (41, 8192, 10240, 128, false, DType::F16, "m48_n256_sk"),
@@ -678,10 +679,14 @@ fn bwg_routing_is_pinned() {
         (44, 8192, 8192, 128, false, DType::F16, "m48_n256_split"),
         (48, 8192, 57344, 128, false, DType::F16, "m48_n256_sk"),
         (48, 8192, 57344, -1, false, DType::F16, "m48_n256_sk"),
-        (49, 8192, 8192, 128, false, DType::F16, "m64_n256_split_pre"),
+        (49, 8192, 8192, 128, false, DType::F16, "m56_n256_split"),
+        (56, 8192, 10240, 128, false, DType::F16, "m56_n256_sk"),
+        (56, 8192, 10240, 32, false, DType::F16, "m56_n256_sk_pre"),
+        (57, 8192, 8192, 128, false, DType::F16, "m64_n256_split_pre"),
         (64, 8192, 57344, 128, false, DType::F16, "m64_n256_whole_pre"),
         (64, 8192, 57344, 64, false, DType::F16, "m64_n256_whole_pre"),
-        (56, 4096, 28672, 128, false, DType::F16, "m64_n256_whole_pre"),
+        (56, 4096, 28672, 128, false, DType::F16, "m56_n256_whole"),
+        (60, 4096, 28672, 128, false, DType::F16, "m64_n256_whole_pre"),
         (64, 3584, 18944, 128, false, DType::F16, "m64_n256_sk_pre"),
         (48, 8192, 8192, 128, true, DType::F16, "m48_n256_split"),
         // not: narrow or small layers, group 32 at 48 tokens (no pre-scaled 48-token 256-feature

@@ -10,9 +10,9 @@ pub const BWG_N256_MIN_N: i64 = 6144;
 /// ... and at least this many weights (K x N elements).
 pub const BWG_N256_MIN_WEIGHTS: i64 = 1 << 25;
 
-/// bwg at M = 41-64: the 256-feature token tile (48 tokens up to M = 48, else 64) where the layer
-/// has at least [`BWG_N256_MIN_N`] features and [`BWG_N256_MIN_WEIGHTS`] weights. Such a tile runs
-/// one CTA of 20 warps an SM (four consumer warpgroups of 64 features sharing each stage's x
+/// bwg at M = 41-64: the 256-feature token tile (the smallest of 48 / 56 / 64 tokens that holds
+/// M) where the layer has at least [`BWG_N256_MIN_N`] features and [`BWG_N256_MIN_WEIGHTS`]
+/// weights. Such a tile runs one CTA of 20 warps an SM (four consumer warpgroups of 64 features sharing each stage's x
 /// boxes, which at 48-64 tokens outweigh a 128-feature stage's weights), so stages of four chunks
 /// x 3 fit where two 128-feature CTAs an SM could not (kernels/bwg.cuh chunks_per_stage).
 /// Measured on the H100 forced against the routed plan in one process (bench/NOTES.md session 54,
@@ -27,12 +27,16 @@ pub const BWG_N256_MIN_WEIGHTS: i64 = 1 << 25;
 /// 8192 x 6144, 5120 x 13824, 0.74x / 0.85x on 3584 x 18944 / 3072 x 13824 (their 32-token m-tiles
 /// before); M = 64 0.86-0.97x on all ten; M = 56 (the 64-token tile against the 56-token one)
 /// 0.87-0.98x, but 7168 x 7168 1.03x and 5120 x 13824 1.0x; bf16 with zero points 0.83-0.905x
-/// (Llama-70B qkv / o, 8B gate_up, M = 48 / 64).
+/// (Llama-70B qkv / o, 8B gate_up, M = 48 / 64). The 56-token tile at M = 49-56 against the
+/// 64-token one (routed, libraries A B B A with PDL, H100, bench/NOTES.md session 56,
+/// results/2026-12-07-s56-m56-sk40-ab-h100.json.gz): 0.91-0.95x on all seven layers measured
+/// (Llama-70B qkv / o / gate_up / down, Llama-8B gate_up, 7168 x 7168, 5120 x 13824).
 pub fn bwg_wide_features_tile(p: &Problem) -> Option<u32> {
     let wide = p.n() >= BWG_N256_MIN_N && p.k() * p.n() >= BWG_N256_MIN_WEIGHTS;
     match p.m {
         41..=48 if wide => Some(48),
-        49..=64 if wide => Some(64),
+        49..=56 if wide => Some(56),
+        57..=64 if wide => Some(64),
         _ => None,
     }
 }
@@ -162,7 +166,7 @@ fn bwg_split_with(p: &Problem, sms: i64, v: &Variant, over: Option<i64>) -> BwgS
     let deep_even = v.tm >= 24 && v.tm < 64 && plain.split > 1 && busiest >= BWG_SK_DEEP_PART_STAGES;
     let pct = if v.tm >= BWG_STREAMK_MIN_TM {
         90
-    } else if small_ok && v.tn > 128 && v.tm == 64 {
+    } else if small_ok && v.tn > 128 && v.tm > 48 {
         BWG_SK_N256_M64_MAX_RATIO_PCT
     } else if small_ok {
         BWG_SK_SMALL_MAX_RATIO_PCT
@@ -268,7 +272,8 @@ pub fn bwg_streamk_tile(v: &Variant) -> bool {
 pub const BWG_SK_SMALL_MAX_RATIO_PCT: i64 = 87;
 
 /// The 256-feature tiles take stream-K instead of whole tiles at [`BWG_SK_SMALL_MAX_RATIO_PCT`]
-/// (48 tokens), the 64-token one at this bound: its partials (64 KB a contributor) cost more.
+/// (48 tokens), the 56 / 64-token ones at this bound: their partials (56 / 64 KB a contributor)
+/// cost more (the 56-token tile: by analogy, unmeasured).
 /// Measured on the H100 (bench/NOTES.md session 54, forced, M = 44-64): 3584 x 18944 (74 tiles on
 /// 132 SMs, 8 of 14 stages: 57 %) stream-K 0.77x of whole tiles at 48 tokens, 0.86-0.88x at 64;
 /// Llama-70B gate_up (224 tiles, 55 of 64 stages: 86 %) 0.87-0.90x at 48, 1.03-1.16x at 64;

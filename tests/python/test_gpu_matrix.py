@@ -284,12 +284,13 @@ BWG_CONFIGS = [(torch.float16, True, 128, False), (torch.bfloat16, False, 32, Tr
                     ("_m160_n128_", 300), ("_m176_n128_", 170), ("_m192_n128_", 160), ("_m192_n128_", 330),
                     ("_m208_n128_", 400), ("_m224_n128_", 420), ("_m240_n128_", 231), ("_m256_n128_", 300),
                     ("_m272_n128_", 530), ("_m288_n128_", 280),
-                    ("_m304_n128_", 303), ("_m320_n128_", 650), ("_m48_n256_", 45), ("_m48_n256_", 48), ("_m64_n256_", 64)]
+                    ("_m304_n128_", 303), ("_m320_n128_", 650), ("_m48_n256_", 45), ("_m48_n256_", 48), ("_m56_n256_", 52), ("_m56_n256_", 56), ("_m64_n256_", 64)]
     for cfg in BWG_CONFIGS
-    # the 256-feature tiles: exact at 48 tokens (groups >= 64, per channel), pre-scaled at 64
-    if "_n256_" not in tile or cfg[3] == (tile == "_m64_n256_")
+    # the 256-feature tiles: exact at 48 tokens (groups >= 64, per channel), both forms at 56,
+    # pre-scaled at 64
+    if "_n256_" not in tile or tile == "_m56_n256_" or cfg[3] == (tile == "_m64_n256_")
     # the 56-320-token 128-feature tiles are built pre-scale only
-    if cfg[3] or tile in ("_m16_n128_", "_m24_n128_", "_m32_n128_", "_m40_n128_", "_m48_n128_", "_m48_n256_")
+    if cfg[3] or tile in ("_m16_n128_", "_m24_n128_", "_m32_n128_", "_m40_n128_", "_m48_n128_", "_m48_n256_", "_m56_n256_")
     if not (tile == "_m40_n128_" and cfg[2] == 64 and not cfg[3])  # groups >= 128 there (test_the_40_token_exact_tile_refuses_group_64)
 ])
 def test_bwg_variants_parity(dtype, sym, g, pre, tile, M, forced):
@@ -318,7 +319,7 @@ def test_bwg_variants_parity(dtype, sym, g, pre, tile, M, forced):
     splits = [v for v in mine if "_split" in v or v.endswith("_ring") or "_sk" in v or v.endswith("_sl")]
     # the 32-token post-scale tile: split, ring-first, stream-K, ring-first / split with the sliced sum;
     # the 40-64-token tiles (both forms at 40 / 48): split, stream-K, split with the sliced sum
-    assert len(splits) == {"_m24_n128_": 1 if pre else 5, "_m32_n128_": 1 if pre else 5, "_m40_n128_": 3, "_m48_n128_": 3, "_m56_n128_": 3, "_m64_n128_": 3, "_m48_n256_": 2, "_m64_n256_": 2}.get(tile, 1), splits
+    assert len(splits) == {"_m24_n128_": 1 if pre else 5, "_m32_n128_": 1 if pre else 5, "_m40_n128_": 3, "_m48_n128_": 3, "_m56_n128_": 3, "_m64_n128_": 3, "_m48_n256_": 2, "_m56_n256_": 2, "_m64_n256_": 2}.get(tile, 1), splits
     # SM counts (src/plan/bwg.rs bwg_split; 128-256-token tiles, 32 tiles here): 7 (stream-K after
     # whole rounds), 33 (forced where the rule says whole: stream-K, 32 tiles on 33 CTAs), 40 and
     # 132 (stream-K, more CTAs than tiles: owners of several contributors, ranges inside one

@@ -668,7 +668,7 @@ fn bwg_routing_is_pinned() {
     // M = 41-64 on layers of >= 6144 features and >= 2^25 weights: the 256-feature tile (48 tokens
     // up to M = 48, 56 up to 56, else 64, bwg_wide_features_tile) in the form bwg_split plans (whole tiles, the
     // even split or stream-K; the 256-feature tiles take stream-K instead of whole tiles that leave
-    // SMs idle, the 64-token one below 75 % of the stages); fp16 or bf16, with or without zero
+    // SMs idle, at most 87 % of the stages at 48 / 56 tokens, 75 % at 64); fp16 or bf16, with or without zero
     // points, groups >= 64 at 48 / 56 tokens (exact form; group 32 pre-scaled at 56), all at 64
     // (pre-scaled); elsewhere the
     // 128-feature tiles
@@ -685,7 +685,8 @@ fn bwg_routing_is_pinned() {
         (57, 8192, 8192, 128, false, DType::F16, "m64_n256_split_pre"),
         (64, 8192, 57344, 128, false, DType::F16, "m64_n256_whole_pre"),
         (64, 8192, 57344, 64, false, DType::F16, "m64_n256_whole_pre"),
-        (56, 4096, 28672, 128, false, DType::F16, "m56_n256_whole"),
+        (56, 4096, 28672, 128, false, DType::F16, "m56_n256_whole"), // 14 of 16 stages: 87.5 %
+        (52, 8192, 57344, 128, false, DType::F16, "m56_n256_sk"), // 55 of 64: 86 %
         (60, 4096, 28672, 128, false, DType::F16, "m64_n256_whole_pre"),
         (64, 3584, 18944, 128, false, DType::F16, "m64_n256_sk_pre"),
         (48, 8192, 8192, 128, true, DType::F16, "m48_n256_split"),
@@ -843,11 +844,14 @@ fn bwg_routing_is_pinned() {
             (8960, 1536, false),
             // the bound's edge: 7168 x 7168 12 against 14 stages; 8192 x 6144 12 / 13 (92.3 %) and
             // 28672 x 2560 17 / 18 stay (the latter measured 1.04x slower on stream-K). Since
-            // session 52 the 40-token tile's stages are four chunks: 7168 x 7168's parts are 7
-            // stages deep, under BWG_SK_DEEP_PART_STAGES, so it keeps its even split at M = 33-40
-            // (stream-K measured 0.97x there, not yet a rule: bench/NOTES.md session 52)
-            (7168, 7168, m > 40 && m <= 56),
-            (8192, 6144, false),
+            // session 52 the 40-token exact tile's stages are four chunks; its parts count in
+            // two-chunk stages (BWG_SK_DEEP_STAGE_CHUNKS_M40_56), so 7168 x 7168 (28 chunks a part)
+            // and 8192 x 6144 (26: 6 of its own stages on stream-K against 7) take stream-K at M = 33-40
+            (7168, 7168, m <= 56),
+            (8192, 6144, m <= 40),
+            // ... but not where the even split sums its partials sliced (bwg_sliced): 14336 x 3584
+            // (9 parts) measured 1.02-1.03x slower on stream-K at M = 33 / 40
+            (14336, 3584, false),
             (28672, 2560, false),
         ] {
             for (zp, dt) in [(false, DType::F16), (true, DType::BF16)] {

@@ -163,10 +163,18 @@ fn bwg_split_with(p: &Problem, sms: i64, v: &Variant, over: Option<i64>) -> BwgS
     let small_ok = plain.split == 1 && (v.tm <= 32 || v.tn > 128 || tiles > slots);
     // the 32-56-token tiles also instead of an even split whose parts are deep
     // (BWG_SK_DEEP_PART_STAGES): there a part's partial is small beside the stages it saves
-    let deep_even = v.tm >= 24 && v.tm < 64 && plain.split > 1 && busiest >= BWG_SK_DEEP_PART_STAGES;
+    // (the 128-feature 40-56-token tiles count the part in stages of BWG_SK_DEEP_STAGE_CHUNKS_M40_56
+    // chunks, whatever their own, unless the even split sums its partials sliced)
+    let deep = if v.tn == 128 && (40..=56).contains(&v.tm) && !sliced_sum(v, tiles, plain) {
+        let part = (chunks + plain.split - 1) / plain.split.max(1);
+        (part + BWG_SK_DEEP_STAGE_CHUNKS_M40_56 - 1) / BWG_SK_DEEP_STAGE_CHUNKS_M40_56 >= BWG_SK_DEEP_PART_STAGES
+    } else {
+        busiest >= BWG_SK_DEEP_PART_STAGES
+    };
+    let deep_even = v.tm >= 24 && v.tm < 64 && plain.split > 1 && deep;
     let pct = if v.tm >= BWG_STREAMK_MIN_TM {
         90
-    } else if small_ok && v.tn > 128 && v.tm > 48 {
+    } else if small_ok && v.tn > 128 && v.tm > 56 {
         BWG_SK_N256_M64_MAX_RATIO_PCT
     } else if small_ok {
         BWG_SK_SMALL_MAX_RATIO_PCT
@@ -226,8 +234,11 @@ pub const BWG_SLICED_ABOVE_BYTES: i64 = 128 << 10;
 /// arrival notices it a poll late, and the parts that leave at once free their slots for the next
 /// kernel's programmatic start.
 pub fn bwg_sliced(p: &Problem, sms: i64, v: &Variant) -> bool {
-    let s = bwg_split(p, sms, v);
-    s.split > 1 && s.ctas == bwg_tiles(p, v) * s.split && s.split * (v.tm * v.tn) as i64 * 4 > BWG_SLICED_ABOVE_BYTES
+    sliced_sum(v, bwg_tiles(p, v), bwg_split(p, sms, v))
+}
+
+fn sliced_sum(v: &Variant, tiles: i64, s: BwgSplit) -> bool {
+    s.split > 1 && s.ctas == tiles * s.split && s.split * (v.tm * v.tn) as i64 * 4 > BWG_SLICED_ABOVE_BYTES
 }
 
 /// Whether a bwg plan of `v`'s tile with split `s` over `tiles` output tiles runs paired: an even
@@ -272,8 +283,10 @@ pub fn bwg_streamk_tile(v: &Variant) -> bool {
 pub const BWG_SK_SMALL_MAX_RATIO_PCT: i64 = 87;
 
 /// The 256-feature tiles take stream-K instead of whole tiles at [`BWG_SK_SMALL_MAX_RATIO_PCT`]
-/// (48 tokens), the 56 / 64-token ones at this bound: their partials (56 / 64 KB a contributor)
-/// cost more (the 56-token tile: by analogy, unmeasured).
+/// (48 / 56 tokens), the 64-token one at this bound: its partials (64 KB a contributor) cost
+/// more. The 56-token tile forced on the H100 (bench/NOTES.md session 56, one process): Llama-70B
+/// gate_up at M = 52 / 56 stream-K 123.0 / 126.0 us against whole tiles 136.8 / 139.3 (0.90x);
+/// Llama-8B gate_up (87.5 %, stays whole) 1.03x / 1.0x.
 /// Measured on the H100 (bench/NOTES.md session 54, forced, M = 44-64): 3584 x 18944 (74 tiles on
 /// 132 SMs, 8 of 14 stages: 57 %) stream-K 0.77x of whole tiles at 48 tokens, 0.86-0.88x at 64;
 /// Llama-70B gate_up (224 tiles, 55 of 64 stages: 86 %) 0.87-0.90x at 48, 1.03-1.16x at 64;
@@ -293,6 +306,18 @@ pub const BWG_SK_N256_M64_MAX_RATIO_PCT: i64 = 75;
 pub const BWG_SK_DEEP_PART_STAGES: i64 = 8;
 /// See [`BWG_SK_DEEP_PART_STAGES`].
 pub const BWG_SK_DEEP_MAX_RATIO_PCT: i64 = 95;
+/// The 128-feature 40 / 48 / 56-token tiles count [`BWG_SK_DEEP_PART_STAGES`] in stages of this
+/// many chunks (theirs before session 52 gave the 40-token exact tile four-chunk ones): measured on the
+/// H100 (bench/NOTES.md session 54, forced in one process with PDL, M = 33 / 40), stream-K on that
+/// tile ran 0.95x / 0.885x of the routed even split on 8192 x 6144 (26-chunk parts: 7 of its own
+/// stages, 13 two-chunk ones) and 0.98x / 0.98x on 7168 x 7168 (28 chunks), which the count in
+/// its own stages had left on the split.
+/// Routed, libraries A B B A with PDL (H100, bench/NOTES.md session 56,
+/// results/2026-12-07-s56-m56-sk40-ab-h100.json.gz), M = 33 / 40: 7168 x 7168 0.965 / 0.965x,
+/// 8192 x 6144 0.956 / 0.961x, 4096 x 10240 0.978 / 0.967x, 8192 x 5120 0.983 / 0.978x; but
+/// 14336 x 3584, whose 9-way split sums its partials sliced ([`bwg_sliced`]), 1.019 / 1.031x:
+/// such splits keep counting in their own stages.
+pub const BWG_SK_DEEP_STAGE_CHUNKS_M40_56: i64 = 2;
 /// The same rule for the 40 / 48 / 56-token tiles (not the 64-token one, above), with this bound:
 /// their partials are larger, and at 95 % the deep narrow 28672 x 2560 (20 tiles split 13 ways,
 /// 18 stages a part against 17) took stream-K and lost 1.04x. Measured on an H100 (bench/NOTES.md
@@ -302,9 +327,9 @@ pub const BWG_SK_DEEP_MAX_RATIO_PCT: i64 = 95;
 /// 0.91-0.93x, 4096 x 7168 (8 stages a part against 7) 0.95-0.99x / 0.97-1.02x; 8192 x 6144 (13
 /// against 12, 92.3 %) and 28672 x 2560 keep the even split. Since session 52 the 40-token exact
 /// tile's stages are four chunks, so its parts count half the stages: 7168 x 7168 (7 a part) no
-/// longer passes BWG_SK_DEEP_PART_STAGES at M = 33-40, though stream-K measured 0.97x of its even
-/// split there and 0.92-0.96x on 8192 x 6144 (H100, bench/NOTES.md session 52): a rule for the
-/// four-chunk stages is open.
+/// longer passed BWG_SK_DEEP_PART_STAGES at M = 33-40, though stream-K measured 0.97x of its even
+/// split there and 0.92-0.96x on 8192 x 6144 (H100, bench/NOTES.md session 52): hence
+/// [`BWG_SK_DEEP_STAGE_CHUNKS_M40_56`] since session 54.
 pub const BWG_SK_DEEP_MAX_RATIO_PCT_M40_56: i64 = 92;
 
 /// bwg: stream-K over stages on every resident slot (at most one CTA per stage).

@@ -21,4 +21,8 @@ for lib in nx nodeq nodeq nx; do
   echo "nodeq $lib $i rc $? ($(( $(date +%s) - t1 )) s)"
 done
 python3 bench/lab/ab_report.py nx nodeq "$OUT/r/nodeq-pdl1-*.json" 2>&1 | grep -v '^$' | cut -c1-170
+# the whole GPU suite on words last (its change reaches only the 256-feature decode tiles)
+MATE_LIBRARY=$PWD/target/words/libmate.so timeout 150 python3 -m pytest -q -rf -m gpu tests/python \
+  --ignore=tests/python/test_tp_distributed.py -p no:cacheprovider > $OUT/r/suite-words.log 2>&1
+echo "suite words rc $? ($(( $(date +%s) - t1 )) s)"; tail -1 $OUT/r/suite-words.log | cut -c1-200; grep -E '^FAILED' $OUT/r/suite-words.log | head -10 | cut -c1-250
 cd $OUT && tar czf r.tgz r && rm -rf r

@@ -286,7 +286,10 @@ pub const BWG_SK_SMALL_MAX_RATIO_PCT: i64 = 87;
 /// (48 / 56 tokens), the 64-token one at this bound: its partials (64 KB a contributor) cost
 /// more. The 56-token tile forced on the H100 (bench/NOTES.md session 56, one process): Llama-70B
 /// gate_up at M = 52 / 56 stream-K 123.0 / 126.0 us against whole tiles 136.8 / 139.3 (0.90x);
-/// Llama-8B gate_up (87.5 %, stays whole) 1.03x / 1.0x.
+/// Llama-8B gate_up (87.5 %, stays whole) 1.03x / 1.0x. Routed (libraries A B B A with PDL,
+/// results/2026-12-07-s56-planner-ring4-ab-h100.json.gz), M = 52 / 56: Llama-70B gate_up
+/// 0.887 / 0.903x, 14336 x 28672 0.886 / 0.939x, 3584 x 57344 0.944 / 0.958x, 5120 / 7168 x 28672
+/// 0.97-0.995x.
 /// Measured on the H100 (bench/NOTES.md session 54, forced, M = 44-64): 3584 x 18944 (74 tiles on
 /// 132 SMs, 8 of 14 stages: 57 %) stream-K 0.77x of whole tiles at 48 tokens, 0.86-0.88x at 64;
 /// Llama-70B gate_up (224 tiles, 55 of 64 stages: 86 %) 0.87-0.90x at 48, 1.03-1.16x at 64;
@@ -329,7 +332,7 @@ pub const BWG_SK_DEEP_STAGE_CHUNKS_M40_56: i64 = 2;
 /// tile's stages are four chunks, so its parts count half the stages: 7168 x 7168 (7 a part) no
 /// longer passed BWG_SK_DEEP_PART_STAGES at M = 33-40, though stream-K measured 0.97x of its even
 /// split there and 0.92-0.96x on 8192 x 6144 (H100, bench/NOTES.md session 52): hence
-/// [`BWG_SK_DEEP_STAGE_CHUNKS_M40_56`] since session 54.
+/// [`BWG_SK_DEEP_STAGE_CHUNKS_M40_56`] since session 56.
 pub const BWG_SK_DEEP_MAX_RATIO_PCT_M40_56: i64 = 92;
 
 /// bwg: stream-K over stages on every resident slot (at most one CTA per stage).

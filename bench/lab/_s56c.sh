@@ -12,4 +12,4 @@ MATE_LIBRARY=$PWD/target/m64e/libmate.so timeout 60 python3 -m pytest -q -rf -m 
 echo "m64e n256 tests rc $?"; tail -1 $OUT/r/m64e-tests.log | cut -c1-200; grep -E '^FAILED' $OUT/r/m64e-tests.log | head -5 | cut -c1-250
 A=nx B=m64e SHAPES=llama70b.qkv,llama70b.gate_up,llama70b.down,llama8b.gate_up,7168x7168 M=60,64 PDLS=1 TAG=m64e bash bench/lab/ab.sh
 python3 bench/lab/ab_report.py nx m64e "$OUT/r/m64e-pdl1-*.json" 2>&1 | grep -v '^$' | cut -c1-170
-cd $OUT && tar czf r.tgz r && rm -rf r
+cd $OUT && tar czf r-c.tgz r && rm -rf r

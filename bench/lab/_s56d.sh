@@ -22,4 +22,4 @@ run() {  # tag shapes m
 run own256 llama70b.qkv,llama70b.gate_up,llama70b.down,llama8b.gate_up,7168x7168 48,64
 run own128 llama8b.qkv,llama70b.o,llama70b.qkv,8192x6144,qwen1.5b.down 16,32,40
 run ownpre llama8b.gate_up,llama70b.o 256
-cd $OUT && tar czf r.tgz r && rm -rf r
+cd $OUT && tar czf r-d.tgz r && rm -rf r

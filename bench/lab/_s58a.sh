@@ -1,9 +1,9 @@
 set -u
 # Prepared in session 57 for session 58's first call. target/xin2 = main + 
-# bench/lab/s57_xin2.patch (x warps fed by per-slot descriptors, two stages in flight a lane;
-# producer-loop spills still there); target/xin = session 57's one-stage version (1.6-2.4x slower);
-# target/nx = main's library. Prediction: if serial latency was the cause, xin2 0.95-1.1x of nx;
-# if the producer's spills, xin2 stays >= 1.4x.
+# bench/lab/s57_xin2.patch (x warps fed by per-slot descriptors, two stages in flight a lane,
+# their branch warp-uniform so the producer loop no longer spills); target/xin: session 57's first (1.6-2.4x slower);
+# target/nx = main's library. Prediction (both suspects addressed): 0.93-1.02x of nx where ownword
+# measured 0.91-0.98x; >= 1.2x would mean the 4-byte copies themselves are the limit.
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); echo "GPU: $gpu"
 mkdir -p $OUT/r; T0=$(date +%s)
 left() { [ $(( $(date +%s) - T0 )) -lt "$1" ]; }

@@ -14,6 +14,6 @@ prof() {  # name, kernel regex, command...
   grep -E '"(Duration|Elapsed Cycles|SM Frequency|L2 Cache Throughput|DRAM Throughput|Compute \(SM\) Throughput|L1/TEX Cache Throughput|Memory Throughput|L2 Hit Rate|Issue Slots Busy|Executed Ipc Active|No Eligible|Eligible Warps Per Scheduler|Warp Cycles Per Issued Instruction|Registers Per Thread)"' $OUT/n/$n.csv | awk -F'","' '{print $(NF-2)" | "$(NF-1)" | "$NF}' | cut -c1-120
 }
 prof mate_gu4096 mate_bwg python3 bench/profile_one.py 4096 28672 4096
-prof fp16_gu4096 'sm90|gemm|Kernel' python3 bench/lab/fp16_one.py 4096 28672 4096
+prof fp16_gu4096 'nvjet|sm90|gemm|cutlass|xmma' python3 bench/lab/fp16_one.py 4096 28672 4096
 prof mate_qkv4096 mate_bwg python3 bench/profile_one.py 4096 6144 4096
 cd $OUT && tar czf n.tgz n && rm -rf n

@@ -32,4 +32,11 @@ for b in xnf anf rel1; do
   MATE_LIBRARY=$PWD/target/$b/libmate.so timeout 60 python3 -m pytest -q -rf -m gpu tests/python/test_gpu_matrix.py -p no:cacheprovider > $OUT/f/tests-$b.log 2>&1
   echo "$b tests rc $? ($(( $(date +%s) - T0 )) s)"; tail -1 $OUT/f/tests-$b.log | cut -c1-200
 done
+# rel1's protocol under the sanitizers, rings that wrap (K = 4096), whole / split / stream-K / sliced / 256-feature
+V="mate_bwg_f16_sym_m256_n128_whole_pre@4096 mate_bwg_f16_sym_m128_n128_split_pre@4160@7@3@128@200 mate_bwg_f16_sym_m32_n128_split@4096 mate_bwg_bf16_zp_m64_n128_split_pre@4096@132@5@1024@50 mate_bwg_f16_sym_m48_n256_whole@4096@132@0@512@48"
+for tool in racecheck synccheck; do
+  MATE_LIBRARY=$PWD/target/rel1/libmate.so PYTORCH_NO_CUDA_MEMORY_CACHING=1 timeout 150 compute-sanitizer --tool $tool \
+    python3 bench/lab/racecheck_wrap.py $V > $OUT/f/san-$tool.log 2>&1
+  echo "$tool rc $? ($(( $(date +%s) - T0 )) s): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|hazard' $OUT/f/san-$tool.log | tail -2 | tr '\n' ' ')"
+done
 cd $OUT && tar czf f.tgz f && rm -rf f

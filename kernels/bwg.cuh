@@ -81,7 +81,7 @@ __host__ __device__ constexpr int sk_whole_tiles(int tiles, int ctas) {
 
 // Bytes of one stage: CH x boxes (TM x 128 bytes each, 1024-aligned for the swizzle), the
 // stripes' CH x 512 bytes, scale_rows scale (and zero-point) rows, rounded up to 1024. Mirrored by
-// Variant::dynamic_smem (plus 4 P mbarriers and 1024 bytes of alignment slack).
+// Variant::dynamic_smem (plus 3 P mbarriers and 1024 bytes of alignment slack).
 template <int TM, int TN, bool kZeros, int P>
 __host__ __device__ constexpr int stage_bytes() {
   return (chunks_per_stage<TM, TN, P>() * (TM * 128 + (TN / 16) * 512) + scale_rows<TM, TN, P>() * (TN * 2 + (kZeros ? TN / 2 : 0)) + 1023) / 1024 * 1024;
@@ -351,14 +351,17 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   constexpr int NACC = TM / 2;
   extern __shared__ unsigned char smem_raw[];
   const uint32_t sbase = (bulk::smem_u32(smem_raw) + 1023u) & ~1023u;
-  // Per stage, one full and one empty barrier for each part: the bulk-copied weights, scales and
-  // zero points (read by the consumers' shared-memory loads, released right after a warp's last
-  // load of the stage) and the TMA boxes of x (read by wgmma, released once the stage's last
-  // wgmma has retired). The producer refills a slot when both parts are free.
+  // Per stage, one full barrier for each part: the bulk-copied weights, scales and zero points
+  // (read by the consumers' shared-memory loads) and the TMA boxes of x (read by wgmma, so a
+  // consumer waits for them only after dequantizing); and one empty barrier for the slot,
+  // released once the stage's last wgmma has retired (after its loads too). A second empty
+  // barrier for the weights' part, released right after a warp's last load, bought nothing (the
+  // producer refills a slot only when both parts are free) and cost every stage a second proxy
+  // fence and arrive: without it 0.98-0.99x (geomean of two runs; 0.96-1.01) at M = 16-64, 0.99x
+  // at M >= 256 (bench/NOTES.md session 58).
   const uint32_t full0 = sbase + P * kStage;
   const uint32_t fullx0 = full0 + 8 * P;
   const uint32_t empty0 = fullx0 + 8 * P;
-  const uint32_t emptyx0 = empty0 + 8 * P;
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int C = p.K >> 6;
@@ -450,7 +453,6 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
       mbar_init(full0 + 8 * i, 1);
       mbar_init(fullx0 + 8 * i, 1);
       mbar_init(empty0 + 8 * i, WC * 32);  // every consumer lane arrives (release, below)
-      mbar_init(emptyx0 + 8 * i, WC * 32);  // every consumer lane arrives (release, below)
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
@@ -487,7 +489,6 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         const int slot = ring % P;
         if (ring >= P) {
           mbar_wait(empty0 + 8 * slot, ((ring / P) - 1) & 1);
-          mbar_wait(emptyx0 + 8 * slot, ((ring / P) - 1) & 1);
         }
         const int c0 = w.cb + it * CH, nch = min(CH, w.ce - c0);
         const int g0 = (c0 * 64) >> gs, g1 = ((c0 + nch) * 64 - 1) >> gs;
@@ -739,8 +740,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
             group_scales(st, sbase_w, ((c * 64) >> gs) - g0, fresh, ns0, ns1);
           }
           wait0();
-          if (j + 2 >= nch) release(empty0 + 8 * slot);  // this warp's last load of the stage
-          if (j == 0 && it > 0) release(emptyx0 + 8 * ((ring - 1) % P));
+          if (j == 0 && it > 0) release(empty0 + 8 * ((ring - 1) % P));
           if constexpr (kPre) {
 #pragma unroll
             for (int s = 0; s < 4; ++s) {
@@ -795,9 +795,8 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         if constexpr (!kPre) group_scales(st, sbase_w, ((c * 64) >> gs) - g0, fresh, ns0, ns1);
         if constexpr (kPre) pre_scales(st, sbase_w, c, g0, sv, zl, zh);
         wait0();
-        if (j == nch - 1) release(empty0 + 8 * slot);  // this warp's last load of the stage
-        if (j == 0 && it > 0) {  // the previous stage's last wgmma has retired
-          release(emptyx0 + 8 * ((ring - 1) % P));
+        if (j == 0 && it > 0) {  // the previous stage's last wgmma (and load) has retired
+          release(empty0 + 8 * ((ring - 1) % P));
         }
         uint32_t(&a)[4][4] = cur;
         if constexpr (kPre) {
@@ -846,13 +845,13 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     fold();  // the item's last group
     MATE_PROBE_AT(5, threadIdx.x == 0 && item == 0)
     // The item's last stage. Every item has one (the planner splits K into at most K / 64 / CH
-    // parts, tests/plan.rs), so its first wgmma wrote every accumulator. Its x boxes stay
-    // unreleased until the epilogue has staged the output tile there (below); a part that ends
-    // without an epilogue releases them first.
+    // parts, tests/plan.rs), so its first wgmma wrote every accumulator. Its slot stays
+    // unreleased until the epilogue has staged the output tile in its x boxes (below); a part
+    // that ends without an epilogue releases it first.
     const uint32_t last_slot = (ring - 1) % P;
-    if constexpr (!kStagedOut) release(emptyx0 + 8 * last_slot);
+    if constexpr (!kStagedOut) release(empty0 + 8 * last_slot);
     auto release_x = [&]() {
-      if constexpr (kStagedOut) release(emptyx0 + 8 * last_slot);
+      if constexpr (kStagedOut) release(empty0 + 8 * last_slot);
     };
 
     // Accumulator fragment (kernels/wg.cuh): acc[4i + r] is feature row g (+8 for r >= 2) of this

@@ -115,14 +115,14 @@ impl Variant {
                 let phases = (self.wk - 1) / (ns / self.bulk_stripes_per_warp());
                 self.p * (stage + 16) + phases.saturating_sub(1).max(1) * ns * self.tm.div_ceil(8) * 512
             }
-            // kernels/bwg.cuh stage_bytes() per stage (rounded to 1024), 32 bytes of mbarriers
-            // per stage (full and empty for each part), and slack to align the ring to 1024 bytes (the x
+            // kernels/bwg.cuh stage_bytes() per stage (rounded to 1024), 24 bytes of mbarriers
+            // per stage (full for each part, empty for the slot), and slack to align the ring to 1024 bytes (the x
             // boxes' swizzle).
             Family::Bwg => {
                 let ch = bwg_chunks_per_stage(self.tm, self.tn, self.p);
                 let stage = ch * (self.tm * 128 + (self.tn / 16) * 512)
                     + bwg_scale_rows(self.tm, self.tn, self.p) * (self.tn * 2 + if self.zeros { self.tn / 2 } else { 0 });
-                self.p * (stage.div_ceil(1024) * 1024 + 32) + 1024
+                self.p * (stage.div_ceil(1024) * 1024 + 24) + 1024
             }
         }
     }

@@ -16,11 +16,7 @@ mkdir -p $OUT/w; T0=$(date +%s)
 MATE_LIBRARY=$PWD/target/sw/libmate.so timeout 80 python3 -m pytest -q -rf -m gpu tests/python/test_gpu_matrix.py -p no:cacheprovider > $OUT/w/tests.log 2>&1
 echo "sw tests rc $? ($(( $(date +%s) - T0 )) s): $(tail -1 $OUT/w/tests.log | cut -c1-120)"; grep -E '^FAILED' $OUT/w/tests.log | head -5 | cut -c1-200
 V="mate_bwg_f16_sym_m256_n128_whole_pre@4096@2@0@1024@300 mate_bwg_f16_sym_m128_n128_whole_pre@128@2@0@1024@200 mate_bwg_bf16_zp_m320_n128_whole_pre@1024@3@0@768@650 mate_bwg_f16_sym_m192_n128_whole_pre@4160@132@0@512@400"
-for tool in racecheck synccheck; do
-  MATE_LIBRARY=$PWD/target/sw/libmate.so PYTORCH_NO_CUDA_MEMORY_CACHING=1 timeout 150 compute-sanitizer --tool $tool \
-    python3 bench/lab/racecheck_wrap.py $V > $OUT/w/san-$tool.log 2>&1
-  echo "$tool rc $? ($(( $(date +%s) - T0 )) s): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|hazard' $OUT/w/san-$tool.log | tail -2 | tr '\n' ' ')"
-done
+bash bench/lab/san.sh sw $OUT/w $V
 grep -E " err " $OUT/w/san-racecheck.log | head -5
 LL=llama8b.qkv,llama8b.o,llama8b.gate_up,llama8b.down,llama70b.qkv,llama70b.o,llama70b.gate_up,llama70b.down
 i=0

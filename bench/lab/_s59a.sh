@@ -29,6 +29,6 @@ for lib in rel1m sw sw rel1m; do
 done
 python3 bench/lab/ab_report.py rel1m sw "$OUT/w/sw-pdl1-*.json" 2>&1 | grep -v '^$' | cut -c1-160
 MATE_LIBRARY=$PWD/target/sw/libmate.so timeout 150 python3 -m pytest -q -rf -m gpu tests/python --ignore=tests/python/test_tp_distributed.py \
-  --deselect tests/python/test_gpu_matrix.py -p no:cacheprovider > $OUT/w/suite.log 2>&1
+  --ignore=tests/python/test_gpu_matrix.py -p no:cacheprovider > $OUT/w/suite.log 2>&1
 echo "sw rest of suite rc $? ($(( $(date +%s) - T0 )) s): $(tail -1 $OUT/w/suite.log | cut -c1-120)"; grep -E '^FAILED' $OUT/w/suite.log | head -5 | cut -c1-200
 cd $OUT && tar czf w.tgz w && rm -rf w

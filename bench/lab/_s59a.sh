@@ -1,7 +1,7 @@
 set -u
 # Session 59: sw2 replaces sw. sw's store warps waited on the slot's empty barrier, whose parity
 # aliases two uses back when an item has more than P stages (the slot is reused while they copy
-# the previous item): found on the CPU before any run. sw2 (branch swm) waits on a per-slot
+# the previous item): found on the CPU before any run. sw2 (branch swm, md5 7e4988f5) waits on a per-slot
 # `staged` barrier instead (bench/lab/s59_store_warps.patch).
 # Prepared in session 58 for the next session's first call. sw = main (89b16cc) +
 # bench/lab/s58_store_warps.patch: the whole 128-320-token tiles' output leaves shared memory by

@@ -1,4 +1,6 @@
 set -u
+# Order (session 59, a short budget: a cut run still returns what it wrote): matrix tests, the
+# A/B, the sanitizers, the rest of the suite.
 # Session 59: sw2 replaces sw. sw's store warps waited on the slot's empty barrier, whose parity
 # aliases two uses back when an item has more than P stages (the slot is reused while they copy
 # the previous item): found on the CPU before any run. sw2 (branch swm, md5 7e4988f5) waits on a per-slot
@@ -20,9 +22,6 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); echo "GPU: $
 mkdir -p $OUT/w; T0=$(date +%s)
 MATE_LIBRARY=$PWD/target/sw2/libmate.so timeout 80 python3 -m pytest -q -rf -m gpu tests/python/test_gpu_matrix.py -p no:cacheprovider > $OUT/w/tests.log 2>&1
 echo "sw tests rc $? ($(( $(date +%s) - T0 )) s): $(tail -1 $OUT/w/tests.log | cut -c1-120)"; grep -E '^FAILED' $OUT/w/tests.log | head -5 | cut -c1-200
-V="mate_bwg_f16_sym_m256_n128_whole_pre@4096@2@0@1024@300 mate_bwg_f16_sym_m128_n128_whole_pre@128@2@0@1024@200 mate_bwg_bf16_zp_m320_n128_whole_pre@1024@3@0@768@650 mate_bwg_f16_sym_m192_n128_whole_pre@4160@132@0@512@400"
-bash bench/lab/san.sh sw2 $OUT/w $V
-grep -E " err " $OUT/w/san-racecheck.log | head -5
 LL=llama8b.qkv,llama8b.o,llama8b.gate_up,llama8b.down,llama70b.qkv,llama70b.o,llama70b.gate_up,llama70b.down
 i=0
 for lib in rel1m sw2 sw2 rel1m; do
@@ -32,6 +31,9 @@ for lib in rel1m sw2 sw2 rel1m; do
   echo "$lib $i rc $? ($(( $(date +%s) - T0 )) s)"
 done
 python3 bench/lab/ab_report.py rel1m sw2 "$OUT/w/sw2-pdl1-*.json" 2>&1 | grep -v '^$' | cut -c1-160
+V="mate_bwg_f16_sym_m256_n128_whole_pre@4096@2@0@1024@300 mate_bwg_f16_sym_m128_n128_whole_pre@128@2@0@1024@200 mate_bwg_bf16_zp_m320_n128_whole_pre@1024@3@0@768@650 mate_bwg_f16_sym_m192_n128_whole_pre@4160@132@0@512@400"
+bash bench/lab/san.sh sw2 $OUT/w $V
+grep -E " err " $OUT/w/san-racecheck.log | head -5
 MATE_LIBRARY=$PWD/target/sw2/libmate.so timeout 150 python3 -m pytest -q -rf -m gpu tests/python --ignore=tests/python/test_tp_distributed.py \
   --ignore=tests/python/test_gpu_matrix.py -p no:cacheprovider > $OUT/w/suite.log 2>&1
 echo "sw rest of suite rc $? ($(( $(date +%s) - T0 )) s): $(tail -1 $OUT/w/suite.log | cut -c1-120)"; grep -E '^FAILED' $OUT/w/suite.log | head -5 | cut -c1-200

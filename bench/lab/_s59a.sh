@@ -24,7 +24,7 @@ LL=llama8b.qkv,llama8b.o,llama8b.gate_up,llama8b.down,llama70b.qkv,llama70b.o,ll
 i=0
 for lib in rel1m sw2 sw2 rel1m; do
   i=$((i+1))
-  timeout 100 python3 bench/decode.py --library $PWD/target/$lib/libmate.so --arms mate --shapes $LL --m 128,1024,4096 \
+  timeout 100 python3 bench/decode.py --library $PWD/target/$lib/libmate.so --arms mate --shapes $LL --m ${MS:-1024,4096} \
     --sustain-ms 300 --json $OUT/w/sw2-pdl1-$lib-$i.json > /dev/null 2> $OUT/w/sw-$i.err
   echo "$lib $i rc $? ($(( $(date +%s) - T0 )) s)"
 done

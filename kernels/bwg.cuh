@@ -373,6 +373,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   const uint32_t fullx0 = full0 + 8 * P;
   const uint32_t empty0 = fullx0 + 8 * P;
   const uint32_t stored0 = empty0 + 8 * P;  // kStoreWarps: the store warps' 96 lanes arrive
+  const uint32_t staged0 = stored0 + 8 * P;  // kStoreWarps: every consumer lane arrives
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int C = p.K >> 6;
@@ -465,7 +466,10 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
       mbar_init(full0 + 8 * i, 1);
       mbar_init(fullx0 + 8 * i, 1);
       mbar_init(empty0 + 8 * i, WC * 32);  // every consumer lane arrives (release, below)
-      if constexpr (kStoreWarps) mbar_init(stored0 + 8 * i, 96);
+      if constexpr (kStoreWarps) {
+        mbar_init(stored0 + 8 * i, 96);
+        mbar_init(staged0 + 8 * i, WC * 32);
+      }
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
@@ -482,15 +486,21 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     // loop 28-216 bytes of spills once this path had code, bench/NOTES.md session 57)
     if (__shfl_sync(0xffffffffu, warp, 0) > WC) {
       if constexpr (kStoreWarps) {
-        // Store warps: each item's staged tile (its last slot's x boxes, once the consumers
-        // released the slot) out in 16-byte pieces, then the slot back to the producer.
+        // Store warps: each item's staged tile (its last slot's x boxes) out in 16-byte pieces,
+        // then the slot back to the producer. They wait on the slot's `staged` barrier, not its
+        // empty one: an item of more than P stages reuses the slot while they copy the previous
+        // item, so the empty barrier's parity could read a phase two uses old. `staged` advances
+        // once an item that ends in the slot, and the slot's next fill waits for `stored`, so it
+        // never runs two phases ahead of them.
         const int t = threadIdx.x - (WC + 1) * 32;
         int ring_s = 0;
+        uint32_t staged_par = 0;
         for (int item = 0; item < n_items; ++item) {
           const Item wk = item_of(item);
           ring_s += wk.nst;
-          const int R = ring_s - 1, slot = R % P;
-          mbar_wait(empty0 + 8 * slot, (R / P) & 1);
+          const int slot = (ring_s - 1) % P;
+          mbar_wait(staged0 + 8 * slot, (staged_par >> slot) & 1u);
+          staged_par ^= 1u << slot;
           const uint32_t ep = sbase + slot * kStage + kX;
           T* const dst = static_cast<T*>(p.out) + static_cast<int64_t>(wk.x0) * N + wk.tile * TN;
           const int lo = max(0, wk.mt * TM - wk.x0), hi = min(TM, M - wk.x0);
@@ -1082,7 +1092,8 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         bwg::stmatrix_x4_trans(ep + row * 256 + ((piece ^ (row & 7)) << 4), r);
       }
       if constexpr (kStoreWarps) {
-        release_last();  // the store warps take it from here (each lane's stmatrix, then its arrive)
+        release_last();  // its empty phase for the producer's count; the tile stays until `stored`
+        mbar_arrive(staged0 + 8 * last_slot);  // the store warps take it from here (each lane's stmatrix, then its arrive)
       } else {
         asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
         // box rows [lo, hi): this tile's tokens (from x0; the rows below mt * TM are the previous

@@ -297,6 +297,16 @@ __device__ __noinline__ void sliced_sum(const float* all_f, int* ctr, int z, int
 }
 }  // namespace bwg
 
+// Store warps: the whole 128-320-token tiles' output leaves shared memory by the producer
+// warpgroup's three otherwise idle warps. The consumers stage the tile in the last slot's x boxes
+// and release the slot; the store warps copy it out and arrive on the slot's `stored` barrier,
+// which the producer waits for before refilling a slot that held an item's last stage. So the
+// consumers go on to the next item without the store loop (ncu, bench/NOTES.md session 58: the
+// CTA-wide epilogue was ~4 % of a consumer warp's time, the tensor pipe idle). Mirrored by
+// bwg_store_warps in src/plan/variants.rs.
+template <int TM, int WK, bool kSplit>
+__host__ __device__ constexpr bool store_warps() { return TM >= 128 && WK == 12 && !kSplit; }
+
 template <int TM, int TN>
 constexpr int bwg_min_blocks = TM >= 128 || TN == 256 ? 1 : 2;
 
@@ -362,6 +372,8 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   const uint32_t full0 = sbase + P * kStage;
   const uint32_t fullx0 = full0 + 8 * P;
   const uint32_t empty0 = fullx0 + 8 * P;
+  const uint32_t stored0 = empty0 + 8 * P;  // kStoreWarps: the store warps' 96 lanes arrive
+  const uint32_t staged0 = stored0 + 8 * P;  // kStoreWarps: every consumer lane arrives
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int C = p.K >> 6;
@@ -380,6 +392,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   constexpr bool kStreamK = kSplit && (TM >= 128 || kSk);
   // The 128-256-token tiles stage their output through shared memory (the epilogue below).
   constexpr bool kStagedOut = TM >= 128;
+  constexpr bool kStoreWarps = store_warps<TM, WK, kSplit>();
   // The 16-64-token split variants take their tiles' tickets after the item loop (below): any
   // branch or runtime loop in the item loop's epilogue made ptxas build every wgmma descriptor in
   // vector registers (R2UR each, ~10 % more instructions a chunk).
@@ -453,6 +466,10 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
       mbar_init(full0 + 8 * i, 1);
       mbar_init(fullx0 + 8 * i, 1);
       mbar_init(empty0 + 8 * i, WC * 32);  // every consumer lane arrives (release, below)
+      if constexpr (kStoreWarps) {
+        mbar_init(stored0 + 8 * i, 96);
+        mbar_init(staged0 + 8 * i, WC * 32);
+      }
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
@@ -465,7 +482,39 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   constexpr int kConsRegs = TM >= 128 ? bwg::kConsumerRegs : TN == 256 ? bwg::kConsumerRegsW : bwg::kConsumerRegs2;
   if (warp >= WC) {
     if constexpr (kRegs) asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kProdRegs));
-    if (warp > WC) return;
+    // (warp-uniform to ptxas through the shuffle: a branch on `warp` alone cost the producer
+    // loop 28-216 bytes of spills once this path had code, bench/NOTES.md session 57)
+    if (__shfl_sync(0xffffffffu, warp, 0) > WC) {
+      if constexpr (kStoreWarps) {
+        // Store warps: each item's staged tile (its last slot's x boxes) out in 16-byte pieces,
+        // then the slot back to the producer. They wait on the slot's `staged` barrier, not its
+        // empty one: an item of more than P stages reuses the slot while they copy the previous
+        // item, so the empty barrier's parity could read a phase two uses old. `staged` advances
+        // once an item that ends in the slot, and the slot's next fill waits for `stored`, so it
+        // never runs two phases ahead of them.
+        const int t = threadIdx.x - (WC + 1) * 32;
+        int ring_s = 0;
+        uint32_t staged_par = 0;
+        for (int item = 0; item < n_items; ++item) {
+          const Item wk = item_of(item);
+          ring_s += wk.nst;
+          const int slot = (ring_s - 1) % P;
+          mbar_wait(staged0 + 8 * slot, (staged_par >> slot) & 1u);
+          staged_par ^= 1u << slot;
+          const uint32_t ep = sbase + slot * kStage + kX;
+          T* const dst = static_cast<T*>(p.out) + static_cast<int64_t>(wk.x0) * N + wk.tile * TN;
+          const int lo = max(0, wk.mt * TM - wk.x0), hi = min(TM, M - wk.x0);
+#pragma unroll 4
+          for (int c = lo * 16 + t; c < hi * 16; c += 96) {
+            const int row = c >> 4, piece = c & 15;
+            *reinterpret_cast<uint4*>(dst + static_cast<int64_t>(row) * N + piece * 8) = bwg::lds128(ep + row * 256 + ((piece ^ (row & 7)) << 4));
+          }
+          asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // the reads before the refill's copies
+          mbar_arrive(stored0 + 8 * slot);
+        }
+      }
+      return;
+    }
     // Producer warp: lane 0 announces a stage's bytes, then the lanes issue its copies. The first
     // stage's x boxes go after pdl_wait (kernels/pdl.cuh), its weights before. kRingFirst: the
     // weights of the first item's first `pre` stages (the ring's first fill), then the wait, then
@@ -481,6 +530,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
       for (int h = 0; h < XH; ++h) tma_x(dst + h * (TH * 128), xa, k0, x0 + h * TH, bar);
     };
     int ring = 0, pre = 1;
+    uint32_t last_mask = 0, stored_par = 0;  // kStoreWarps: slots holding an item's last stage; their parities
     if constexpr (kRingFirst) pre = n_items > 0 ? min(item_of(0).nst, P) : 0;
     for (int item = 0; item < n_items; ++item) {
       const Item w = item_of(item);
@@ -489,7 +539,14 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         const int slot = ring % P;
         if (ring >= P) {
           mbar_wait(empty0 + 8 * slot, ((ring / P) - 1) & 1);
+          if constexpr (kStoreWarps) {
+            if ((last_mask >> slot) & 1u) {  // the store warps are still reading its staged tile
+              mbar_wait(stored0 + 8 * slot, (stored_par >> slot) & 1u);
+              stored_par ^= 1u << slot;
+            }
+          }
         }
+        if constexpr (kStoreWarps) last_mask = (last_mask & ~(1u << slot)) | (static_cast<uint32_t>(it == w.nst - 1) << slot);
         const int c0 = w.cb + it * CH, nch = min(CH, w.ce - c0);
         const int g0 = (c0 * 64) >> gs, g1 = ((c0 + nch) * 64 - 1) >> gs;
         const int srows = g1 - g0 + 1;
@@ -850,7 +907,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     // that ends without an epilogue releases it first.
     const uint32_t last_slot = (ring - 1) % P;
     if constexpr (!kStagedOut) release(empty0 + 8 * last_slot);
-    auto release_x = [&]() {
+    auto release_last = [&]() {
       if constexpr (kStagedOut) release(empty0 + 8 * last_slot);
     };
 
@@ -963,7 +1020,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
         // uniform over the consumers; thread 0 writes `last` again only after the next item's first
         // barrier, which every consumer reaches after reading it here
-        if (!last) release_x();
+        if (!last) release_last();
 #ifdef MATE_PROBE
         if (probe != nullptr && threadIdx.x == 0 && item == 0 && !last) {
           probe[6] = probe[7] = bwg::probe_clock();
@@ -983,7 +1040,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         bwg::store_part<NACC, WC * 32>(mine, acc);
         asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
         if (threadIdx.x == 0) split_arrive(counters + wk.out_tile);
-        release_x();
+        release_last();
 #ifdef MATE_PROBE
         if (probe != nullptr && threadIdx.x == 0 && item == 0) {
           probe[6] = probe[7] = bwg::probe_clock();
@@ -1034,17 +1091,22 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         const int row = 8 * (i + (k >> 1)) + j, piece = warp * 2 + (k & 1);
         bwg::stmatrix_x4_trans(ep + row * 256 + ((piece ^ (row & 7)) << 4), r);
       }
-      asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
-      // box rows [lo, hi): this tile's tokens (from x0; the rows below mt * TM are the previous
-      // m-tile's) of this CTA's pieces
-      T* const dst = out + static_cast<int64_t>(wk.x0) * N + wk.tile * TN;
-      const int lo = max(8 * q0, wk.mt * TM - wk.x0), hi = min(8 * q1, M - wk.x0);
+      if constexpr (kStoreWarps) {
+        release_last();  // its empty phase for the producer's count; the tile stays until `stored`
+        mbar_arrive(staged0 + 8 * last_slot);  // the store warps take it from here (each lane's stmatrix, then its arrive)
+      } else {
+        asm volatile("bar.sync 1, %0;" ::"n"(WC * 32) : "memory");
+        // box rows [lo, hi): this tile's tokens (from x0; the rows below mt * TM are the previous
+        // m-tile's) of this CTA's pieces
+        T* const dst = out + static_cast<int64_t>(wk.x0) * N + wk.tile * TN;
+        const int lo = max(8 * q0, wk.mt * TM - wk.x0), hi = min(8 * q1, M - wk.x0);
 #pragma unroll 4
-      for (int c = lo * 16 + threadIdx.x; c < hi * 16; c += WC * 32) {
-        const int row = c >> 4, piece = c & 15;
-        *reinterpret_cast<uint4*>(dst + static_cast<int64_t>(row) * N + piece * 8) = bwg::lds128(ep + row * 256 + ((piece ^ (row & 7)) << 4));
+        for (int c = lo * 16 + threadIdx.x; c < hi * 16; c += WC * 32) {
+          const int row = c >> 4, piece = c & 15;
+          *reinterpret_cast<uint4*>(dst + static_cast<int64_t>(row) * N + piece * 8) = bwg::lds128(ep + row * 256 + ((piece ^ (row & 7)) << 4));
+        }
+        release_last();
       }
-      release_x();
     } else {
       store_direct(wk, acc);
     }

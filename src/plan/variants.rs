@@ -122,7 +122,8 @@ impl Variant {
                 let ch = bwg_chunks_per_stage(self.tm, self.tn, self.p);
                 let stage = ch * (self.tm * 128 + (self.tn / 16) * 512)
                     + bwg_scale_rows(self.tm, self.tn, self.p) * (self.tn * 2 + if self.zeros { self.tn / 2 } else { 0 });
-                self.p * (stage.div_ceil(1024) * 1024 + 24) + 1024
+                let store = if bwg_store_warps(self) { 16 * self.p } else { 0 }; // `stored` and `staged` a stage
+                self.p * (stage.div_ceil(1024) * 1024 + 24) + 1024 + store
             }
         }
     }
@@ -186,6 +187,12 @@ pub fn bwg_chunks_per_stage(tm: u32, tn: u32, p: u32) -> u32 {
     } else {
         4
     }
+}
+
+/// bwg: the whole 128-320-token tiles' output leaves shared memory by the producer warpgroup's
+/// three idle warps, with two more barriers a stage (kernels/bwg.cuh store_warps(), the same rule).
+pub fn bwg_store_warps(v: &Variant) -> bool {
+    v.family == Family::Bwg && v.tm >= 128 && v.wk == 12 && !v.split
 }
 
 /// bwg: scale (and zero-point) rows a stage holds (kernels/bwg.cuh scale_rows()): two a chunk, or

@@ -372,7 +372,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   const uint32_t full0 = sbase + P * kStage;
   const uint32_t fullx0 = full0 + 8 * P;
   const uint32_t empty0 = fullx0 + 8 * P;
-  const uint32_t stored0 = empty0 + 8 * P;  // kStoreWarps: the store warps' 96 lanes arrive
+  const uint32_t stored0 = empty0 + 8 * P;  // kStoreWarps: every store-warp lane arrives
   const uint32_t staged0 = stored0 + 8 * P;  // kStoreWarps: every consumer lane arrives
 
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -393,6 +393,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
   // The 128-256-token tiles stage their output through shared memory (the epilogue below).
   constexpr bool kStagedOut = TM >= 128;
   constexpr bool kStoreWarps = store_warps<TM, WK, kSplit>();
+  constexpr int kStoreThreads = (WK - WC - 1) * 32;  // the producer warpgroup's warps after the producer
   // The 16-64-token split variants take their tiles' tickets after the item loop (below): any
   // branch or runtime loop in the item loop's epilogue made ptxas build every wgmma descriptor in
   // vector registers (R2UR each, ~10 % more instructions a chunk).
@@ -467,7 +468,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
       mbar_init(fullx0 + 8 * i, 1);
       mbar_init(empty0 + 8 * i, WC * 32);  // every consumer lane arrives (release, below)
       if constexpr (kStoreWarps) {
-        mbar_init(stored0 + 8 * i, 96);
+        mbar_init(stored0 + 8 * i, kStoreThreads);
         mbar_init(staged0 + 8 * i, WC * 32);
       }
     }
@@ -505,7 +506,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
           T* const dst = static_cast<T*>(p.out) + static_cast<int64_t>(wk.x0) * N + wk.tile * TN;
           const int lo = max(0, wk.mt * TM - wk.x0), hi = min(TM, M - wk.x0);
 #pragma unroll 4
-          for (int c = lo * 16 + t; c < hi * 16; c += 96) {
+          for (int c = lo * 16 + t; c < hi * 16; c += kStoreThreads) {
             const int row = c >> 4, piece = c & 15;
             *reinterpret_cast<uint4*>(dst + static_cast<int64_t>(row) * N + piece * 8) = bwg::lds128(ep + row * 256 + ((piece ^ (row & 7)) << 4));
           }

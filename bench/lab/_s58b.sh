@@ -1,9 +1,10 @@
 set -u
+ (LIB=<folder under target/> picks another library; session 59)
 # session 58: the issue-5 prefill standing on main's library (target/nx, md5 1b5e7432 = HEAD's
 # library code) on whatever GPU comes; on an H200 (none since session 41) also issue 4's
 # standing and steps (the commands of _s50b.sh).
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); echo "GPU: $gpu"
-mkdir -p $OUT/h; L=$PWD/target/nx/libmate.so; t0=$(date +%s)
+mkdir -p $OUT/h; L=$PWD/target/${LIB:-nx}/libmate.so; t0=$(date +%s)
 LL=llama8b.qkv,llama8b.o,llama8b.gate_up,llama8b.down,llama70b.qkv,llama70b.o,llama70b.gate_up,llama70b.down
 timeout 260 python3 bench/decode.py --library $L --arms mate,fp16 --shapes $LL --m 128,256,1024,4096 --orders 2 \
   --sustain-ms 1000 --json $OUT/h/prefill.json > $OUT/h/prefill.log 2>&1; echo "prefill rc $? ($(( $(date +%s) - t0 )) s)"

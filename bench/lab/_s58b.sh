@@ -1,5 +1,5 @@
 set -u
- (LIB=<folder under target/> picks another library; session 59)
+# (LIB=<folder under target/> picks another library; session 59)
 # session 58: the issue-5 prefill standing on main's library (target/nx, md5 1b5e7432 = HEAD's
 # library code) on whatever GPU comes; on an H200 (none since session 41) also issue 4's
 # standing and steps (the commands of _s50b.sh).

@@ -1,0 +1,24 @@
+set -u
+# Prepared in session 59 for the next session's first call (issue 5 on whatever GPU comes; the
+# H200 is the issue's). L = main's library (target/s59m: 36f611d, built by the clean-clone CI; its
+# kernels' SASS equals HEAD's), or LIB=<folder under target/>.
+# 1. Llama-8B qkv at M = 128 / 256 missed on the H200 (0.92 / 0.93x cuBLAS at --sustain-ms 300,
+#    main's library the same). Its routed plans are stream-K on all 132 SMs (m128 at 128, m256 at
+#    256: every tile's partials summed through L2). Forced beside them: whole tiles (@1: 48 / 48
+#    CTAs), an even split of two (@2: 96), the 64-token tiles (128 and 256 features, their own
+#    stream-K), and at 256 the 128-token tile. Llama-8B o (the same K, N = 4096) as a control.
+#    Prediction: if the fix-up is the cost, @2 or the m64 n256 stream-K comes within 0.95x of the
+#    routed time; if every arm is within 2 %, the 128-token tile itself is the limit at this size.
+# 2. The standing with the README's prefill setting (--sustain-ms 1000), which session 59 could
+#    not afford (its 29 / 32 was at 300 ms).
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); echo "GPU: $gpu"
+mkdir -p $OUT/p; L=$PWD/target/${LIB:-s59m}/libmate.so; t0=$(date +%s)
+V=@1,@2,mate_bwg_f16_sym_m64_n128_sk_pre,mate_bwg_f16_sym_m64_n256_sk_pre,mate_bwg_f16_sym_m128_n128_split_pre
+timeout 200 python3 bench/decode.py --library $L --arms mate,fp16 --variants $V --shapes llama8b.qkv,llama8b.o \
+  --m 128,256 --orders 2 --sustain-ms 1000 --json $OUT/p/qkv.json > $OUT/p/qkv.log 2>&1
+echo "qkv rc $? ($(( $(date +%s) - t0 )) s)"; grep -E "M=" $OUT/p/qkv.log | cut -c1-220 | head -20
+LL=llama8b.qkv,llama8b.o,llama8b.gate_up,llama8b.down,llama70b.qkv,llama70b.o,llama70b.gate_up,llama70b.down
+timeout 300 python3 bench/decode.py --library $L --arms mate,fp16 --shapes $LL --m 128,256,1024,4096 --orders 2 \
+  --sustain-ms 1000 --json $OUT/p/standing.json > $OUT/p/standing.log 2>&1
+echo "standing rc $? ($(( $(date +%s) - t0 )) s)"; grep -E "^\S+ +M *=" $OUT/p/standing.log | cut -c1-170
+cd $OUT && tar czf p.tgz p && rm -rf p

@@ -1,6 +1,6 @@
 set -u
 # Prepared in session 59 for the next session's first call (issue 5 on whatever GPU comes; the
-# H200 is the issue's). L = main's library (target/s59m: 36f611d, built by the clean-clone CI; its
+# H200 is the issue's). L = main's library (target/s59m: 36f611d, md5 9ef37141, built by the clean-clone CI; its
 # kernels' SASS equals HEAD's), or LIB=<folder under target/>.
 # 1. Llama-8B qkv at M = 128 / 256 missed on the H200 (0.92 / 0.93x cuBLAS at --sustain-ms 300,
 #    main's library the same). Its routed plans are stream-K on all 132 SMs (m128 at 128, m256 at

@@ -17,6 +17,14 @@ V=@1,@2,mate_bwg_f16_sym_m64_n128_sk_pre,mate_bwg_f16_sym_m64_n256_sk_pre,mate_b
 timeout 200 python3 bench/decode.py --library $L --arms mate,fp16 --variants $V --shapes llama8b.qkv,llama8b.o \
   --m 128,256 --orders 2 --sustain-ms 1000 --json $OUT/p/qkv.json > $OUT/p/qkv.log 2>&1
 echo "qkv rc $? ($(( $(date +%s) - t0 )) s)"; grep -E "M=" $OUT/p/qkv.log | cut -c1-220 | head -20
+# ncu of the routed plan (stream-K, 132 CTAs) and of whole tiles (48 CTAs) at M = 128: where the
+# 17-19 us go against ~7 us of tensor-pipe time (6.4 GFLOP at ~905 TFLOP/s).
+for v in routed mate_bwg_f16_sym_m128_n128_whole_pre; do
+  MATE_LIBRARY=$L timeout 60 ncu --kernel-name regex:mate_bwg --launch-skip 2 --launch-count 1 --section SpeedOfLight \
+    --section WarpStateStats --section SchedulerStats --section LaunchStats \
+    python3 bench/profile_one.py 4096 6144 128 ${v#routed} > $OUT/p/ncu-$v.txt 2>&1
+  echo "== ncu $v rc $?"; grep -E "Duration|Elapsed Cycles|DRAM Throughput|Compute \(SM\)|Stall|Issued Warp|No Eligible|Eligible Warps|Grid Size|SM Frequency" $OUT/p/ncu-$v.txt | head -16
+done
 LL=llama8b.qkv,llama8b.o,llama8b.gate_up,llama8b.down,llama70b.qkv,llama70b.o,llama70b.gate_up,llama70b.down
 timeout 300 python3 bench/decode.py --library $L --arms mate,fp16 --shapes $LL --m 128,256,1024,4096 --orders 2 \
   --sustain-ms 1000 --json $OUT/p/standing.json > $OUT/p/standing.log 2>&1

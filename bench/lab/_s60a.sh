@@ -25,6 +25,7 @@ for v in routed mate_bwg_f16_sym_m128_n128_whole_pre; do
     python3 bench/profile_one.py 4096 6144 128 ${v#routed} > $OUT/p/ncu-$v.txt 2>&1
   echo "== ncu $v rc $?"; grep -E "Duration|Elapsed Cycles|DRAM Throughput|Compute \(SM\)|Stall|Issued Warp|No Eligible|Eligible Warps|Grid Size|SM Frequency" $OUT/p/ncu-$v.txt | head -16
 done
+echo "$gpu" | grep -q H200 || { echo "not an H200: no standing"; cd $OUT && tar czf p.tgz p && rm -rf p; exit 0; }
 LL=llama8b.qkv,llama8b.o,llama8b.gate_up,llama8b.down,llama70b.qkv,llama70b.o,llama70b.gate_up,llama70b.down
 timeout 300 python3 bench/decode.py --library $L --arms mate,fp16 --shapes $LL --m 128,256,1024,4096 --orders 2 \
   --sustain-ms 1000 --json $OUT/p/standing.json > $OUT/p/standing.log 2>&1

@@ -9,8 +9,7 @@ set -u
 #    stream-K), and at 256 the 128-token tile. Llama-8B o (the same K, N = 4096) as a control.
 #    Prediction: if the fix-up is the cost, @2 or the m64 n256 stream-K comes within 0.95x of the
 #    routed time; if every arm is within 2 %, the 128-token tile itself is the limit at this size.
-# 2. The standing with the README's prefill setting (--sustain-ms 1000), which session 59 could
-#    not afford (its 29 / 32 was at 300 ms).
+# 2. ncu of 8B qkv at M = 128 (routed, whole). The standing at --sustain-ms 1000: _s60d.sh.
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); echo "GPU: $gpu"
 mkdir -p $OUT/p; L=$PWD/target/${LIB:-s59m}/libmate.so; t0=$(date +%s)
 V=@1,@2,mate_bwg_f16_sym_m64_n128_sk_pre,mate_bwg_f16_sym_m64_n256_sk_pre,mate_bwg_f16_sym_m128_n128_split_pre
@@ -25,9 +24,4 @@ for v in routed mate_bwg_f16_sym_m128_n128_whole_pre; do
     python3 bench/profile_one.py 4096 6144 128 ${v#routed} > $OUT/p/ncu-$v.txt 2>&1
   echo "== ncu $v rc $?"; grep -E "Duration|Elapsed Cycles|DRAM Throughput|Compute \(SM\)|Stall|Issued Warp|No Eligible|Eligible Warps|Grid Size|SM Frequency" $OUT/p/ncu-$v.txt | head -16
 done
-echo "$gpu" | grep -q H200 || { echo "not an H200: no standing"; cd $OUT && tar czf p.tgz p && rm -rf p; exit 0; }
-LL=llama8b.qkv,llama8b.o,llama8b.gate_up,llama8b.down,llama70b.qkv,llama70b.o,llama70b.gate_up,llama70b.down
-timeout 300 python3 bench/decode.py --library $L --arms mate,fp16 --shapes $LL --m 128,256,1024,4096 --orders 2 \
-  --sustain-ms 1000 --json $OUT/p/standing.json > $OUT/p/standing.log 2>&1
-echo "standing rc $? ($(( $(date +%s) - t0 )) s)"; grep -E "^\S+ +M *=" $OUT/p/standing.log | cut -c1-170
 cd $OUT && tar czf p.tgz p && rm -rf p

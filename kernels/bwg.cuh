@@ -1056,6 +1056,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
         // L2 round trips, 2x slower end to end).
         const int first = sk.cta_of(static_cast<int64_t>(wk.r - D) * SPT);
         if (threadIdx.x == 0) split_wait(counters + wk.out_tile, b - first);
+        MATE_PROBE_AT(15, threadIdx.x == 0)  // a stream-K owner's wait done (its last such item)
 #ifdef MATE_PROBE
         if (threadIdx.x == 0 && item == n_items - 1 && item == 0) probe[9] = 2;
 #endif
@@ -1118,6 +1119,7 @@ __device__ __forceinline__ void bwg_body(const GemmParams& p, const wg::XArg& xa
     }
 #endif
   }  // items
+  MATE_PROBE_AT(14, threadIdx.x == 0)  // every item done (the consumers' side)
   if constexpr (kDeferred) {
     // Every part of this CTA's items is stored: now each item's ticket; the last arriver of a
     // tile sums its S parts in split order and stores it (the same sums and order as taking the

@@ -1,6 +1,6 @@
 set -u
-# Session 60: per-CTA timelines (bench/lab/probe_bwg.py; a MATE_PROBE build, target/probe60 =
-# main + the two probe slots of bench/lab/s60_probe_items.patch) of the 128-token plans at
+# Session 60: per-CTA timelines (bench/lab/probe_bwg.py; a MATE_PROBE build of main with
+# the probe slots 14 / 15, target/probe60) of the 128-token plans at
 # M = 128 / 256: Llama-8B qkv (stream-K, 132 CTAs: the H200 miss), 8B o (even split of 4, 128
 # CTAs: met), 70B qkv (stream-K: met). Warm L2 (one weight copy), PDL on, 20 calls a graph.
 mkdir -p $OUT/q

@@ -64,6 +64,9 @@ def probe(K, N, M, calls=20):
         "  sliced: wait for every part": lambda r: us(12, 13)(r) if r[11] else 0.0,
         "  sliced: sum the slice": lambda r: us(13, 6)(r) if r[11] else 0.0,
         "end (after the first CTA's start)": lambda r: (r[8] - t0) / 1e3,
+        # every item (stream-K CTAs have two or more; the phases above are item 0's)
+        "all items (from the CTA's start)": lambda r: us(1, 14)(r) if r[14] else 0.0,
+        "  stream-K owner's wait done": lambda r: us(1, 15)(r) if r[15] else 0.0,
     }
     res = {"K": K, "N": N, "M": M, "ctas": len(ctas), "sm_ghz": round(ghz, 3), "span_us": round(span_us, 2), "groups": {}}
     for name, sel in [("summed", lambda r: r[9] != 0), ("others", lambda r: r[9] == 0)]:

@@ -549,8 +549,10 @@ fn bwg_pairs_are_pinned() {
     // in two parts, one CTA each. Llama-70B o / down at M = 128-256 (64 tiles x 2), Llama-8B o at
     // M = 256 (the 128-token tile, bwg_tile_tokens: 64 tiles x 2); not the four-part splits
     // (Llama-8B o at M = 128, down at M = 128-256: 32 tiles x 4), stream-K plans (Llama-8B
-    // qkv, gate_up, Llama-70B qkv at M = 128-256), whole tiles (M >= 1024 on o / down) or the
-    // tiles below 128 tokens; grids of whole pairs.
+    // qkv at M = 128, gate_up, Llama-70B qkv at M = 128-256), whole tiles (M >= 1024 on o / down)
+    // or the tiles below 128 tokens; grids of whole pairs. Where stream-K would save fewer stages
+    // than its fix-up costs (bwg_sk_fixup_stages) the pair serves: Llama-8B qkv at M = 256 (16
+    // stages against 12); stream-K stays at 8192 x 6144 (M = 256: 32 against 24).
     let caps = Caps::uniform(132, 2);
     for (m, k, n, paired) in [
         (128, 8192, 8192, true),
@@ -561,7 +563,9 @@ fn bwg_pairs_are_pinned() {
         (256, 4096, 4096, true),
         (256, 14336, 4096, false),
         (128, 14336, 4096, false),
-        (256, 4096, 6144, false),
+        (256, 4096, 6144, true),
+        (128, 4096, 6144, false),
+        (256, 8192, 6144, false),
         (128, 4096, 28672, false),
         (256, 8192, 10240, false),
         (1024, 4096, 4096, false),

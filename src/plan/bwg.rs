@@ -187,10 +187,33 @@ fn bwg_split_with(p: &Problem, sms: i64, v: &Variant, over: Option<i64>) -> BwgS
     } else {
         0
     };
-    if 100 * busiest_streamk <= pct * busiest {
+    // the 256-token tile against its even split of two (summed in cluster pairs, no workspace):
+    // a saving of at least the fix-up's stages
+    let fixup = if plain.split == 2 { bwg_sk_fixup_stages(v.tm) } else { 0 };
+    if 100 * busiest_streamk <= pct * busiest && busiest_streamk + fixup <= busiest {
         streamk
     } else {
         plain
+    }
+}
+
+/// bwg's 256-token tile takes stream-K instead of an even split of two only where it takes at
+/// least this many stages (of two chunks) off the busiest CTA: a contributor stores its 128 KB
+/// partial and an owner waits for and sums them. A probe of Llama-8B qkv at M = 256
+/// (bench/lab/probe_bwg.py, H100) put that at ~3.2 us for a contributor and ~6 us for an owner,
+/// against ~1.3 us a stage. Forced on the H100 (bench/NOTES.md session 60), the even split of two
+/// against stream-K at M = 256: 3584 x 7168 0.90x, 4096 x 7168 0.94x, 5120 x 7168 0.95x,
+/// 4096 x 6144 0.97-0.985x (busiest 16 stages, stream-K 12); stream-K kept at 8192 x 6144 (32
+/// against 24: the split 1.06x slower) and 14336 x 6144 (1.10x). Library A/B (A B B A, H100,
+/// results/2026-12-07-s60-sk-fixup-h100.json.gz), every moved plan: M = 256 0.75-0.98x (K = 1536-8192,
+/// N = 6144 / 7168), M = 1024 on N = 1536 0.77-0.96x (K = 1536-4096), 5120 x 1536 1.01x. The
+/// 192-token tile's split did not win (0.99-1.05x). The 128-token tile (64 KB partials) is
+/// measured only forced (1536 x 6144 / 2048 x 7168 at M = 128 0.91x, 2048 x 6144 0.96x):
+/// bench/lab/s60_sk_fixup_m128.patch gives it 3 stages, for an A/B (bench/lab/_s60f.sh).
+pub fn bwg_sk_fixup_stages(tm: u32) -> i64 {
+    match tm {
+        256 => 5,
+        _ => 0,
     }
 }
 

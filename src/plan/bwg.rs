@@ -209,7 +209,7 @@ fn bwg_split_with(p: &Problem, sms: i64, v: &Variant, over: Option<i64>) -> BwgS
 /// N = 6144 / 7168), M = 1024 on N = 1536 0.77-0.96x (K = 1536-4096), 5120 x 1536 1.01x. The
 /// 192-token tile's split did not win (0.99-1.05x). The 128-token tile (64 KB partials) is
 /// measured only forced (1536 x 6144 / 2048 x 7168 at M = 128 0.91x, 2048 x 6144 0.96x):
-/// bench/lab/s60_sk_fixup_m128.patch gives it 3 stages, for an A/B (bench/lab/_s60f.sh).
+/// bench/lab/s60_sk_fixup_m128.patch gives it 3 stages, for an A/B (bench/lab/_s60g.sh).
 pub fn bwg_sk_fixup_stages(tm: u32) -> i64 {
     match tm {
         256 => 5,

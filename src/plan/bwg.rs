@@ -207,11 +207,15 @@ fn bwg_split_with(p: &Problem, sms: i64, v: &Variant, over: Option<i64>) -> BwgS
 /// against 24: the split 1.06x slower) and 14336 x 6144 (1.10x). Library A/B (A B B A, H100,
 /// results/2026-12-07-s60-sk-fixup-h100.json.gz), every moved plan: M = 256 0.75-0.98x (K = 1536-8192,
 /// N = 6144 / 7168), M = 1024 on N = 1536 0.77-0.96x (K = 1536-4096), 5120 x 1536 1.01x. The
-/// 192-token tile's split did not win (0.99-1.05x). The 128-token tile (64 KB partials) is
-/// measured only forced (1536 x 6144 / 2048 x 7168 at M = 128 0.91x, 2048 x 6144 0.96x):
-/// bench/lab/s60_sk_fixup_m128.patch gives it 3 stages, for an A/B (bench/lab/_s60g.sh).
+/// 192-token tile's split did not win (0.99-1.05x). The 128-token tile (64 KB partials) takes 3
+/// stages: library A/B at M = 128 (A B B A, H100, bench/NOTES.md session 61,
+/// results/2026-12-07-s61-sk-fixup-m128-h100.json.gz), every plan it moves at M = 128: 1536 x 6144
+/// 0.91x, 2048 x 7168 0.93x, 3072 x 7168 0.95x, 2048 x 6144 0.96x, 3072 x 6144 0.97x, 3584 x 7168
+/// 0.98x, 5120 x 7168 0.98x, 7168 x 7168 1.014x (the boundary; kept rather than a second rule).
+/// It also moves M = 256 on N = 3072 / 3584 (K <= 4096), where the 128-token tile serves.
 pub fn bwg_sk_fixup_stages(tm: u32) -> i64 {
     match tm {
+        128 => 3,
         256 => 5,
         _ => 0,
     }

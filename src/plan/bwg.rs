@@ -212,7 +212,8 @@ fn bwg_split_with(p: &Problem, sms: i64, v: &Variant, over: Option<i64>) -> BwgS
 /// results/2026-12-07-s61-sk-fixup-m128-h100.json.gz), every plan it moves at M = 128: 1536 x 6144
 /// 0.91x, 2048 x 7168 0.93x, 3072 x 7168 0.95x, 2048 x 6144 0.96x, 3072 x 6144 0.97x, 3584 x 7168
 /// 0.98x, 5120 x 7168 0.98x, 7168 x 7168 1.014x (the boundary; kept rather than a second rule).
-/// It also moves M = 256 on N = 3072 / 3584 (K <= 4096), where the 128-token tile serves.
+/// It also moves M = 256 on N = 3072 / 3584 (K <= 4096), where the 128-token tile serves: 0.90-0.99x
+/// (1536 x 3072 0.90x, 4096 x 3072 0.99x; results/2026-12-07-s61-m256-prefill-h100.json.gz).
 pub fn bwg_sk_fixup_stages(tm: u32) -> i64 {
     match tm {
         128 => 3,

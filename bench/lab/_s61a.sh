@@ -19,9 +19,8 @@ else
   OUT=$OUT/h A=s60m B=s61sk PDLS=1 TAG=m256 SHAPES=1536x3072,2048x3072,2048x3584,3072x3072,3072x3584,3584x3584,4096x3072 \
     M=256 EXTRA="--arms mate --sustain-ms 300" bash bench/lab/ab.sh
   python3 bench/lab/ab_report.py s60m s61sk "$OUT/h/r/m256-pdl1-*.json" 2>&1 | tail -8
-  MS=128,256
+  timeout 270 python3 bench/decode.py --library $L --arms mate,fp16 --shapes $LL --m 128,256 --orders 2 \
+    --sustain-ms 1000 --json $OUT/h/prefill.json > $OUT/h/prefill.log 2>&1; echo "prefill rc $? ($(( $(date +%s) - t0 )) s)"
+  grep -E "^\S+ +M *=|fp16" $OUT/h/prefill.log | tail -40 | cut -c1-170
 fi
-timeout 270 python3 bench/decode.py --library $L --arms mate,fp16 --shapes $LL --m $MS --orders 2 \
-  --sustain-ms 1000 --json $OUT/h/prefill.json > $OUT/h/prefill.log 2>&1; echo "prefill rc $? ($(( $(date +%s) - t0 )) s)"
-grep -E "^\S+ +M *=|fp16" $OUT/h/prefill.log | tail -40 | cut -c1-170
 cd $OUT && tar czf h.tgz h && rm -rf h

@@ -10,8 +10,10 @@ if echo "$gpu" | grep -q H200; then
   timeout 270 python3 bench/decode.py --library $L --arms mate,fp16 --shapes $LL --m 128,256,1024,4096 --orders 2 \
     --sustain-ms 1000 --json $OUT/h/prefill.json > $OUT/h/prefill.log 2>&1; echo "prefill rc $? ($(( $(date +%s) - t0 )) s)"
   grep -E "^\S+ +M *=|fp16" $OUT/h/prefill.log | tail -40 | cut -c1-170
-  timeout 150 python3 bench/decode.py --library $L --arms mate,read,fp16 --m 1,16,33,48,64 --orders 2 \
-    --json $OUT/h/standing.json > $OUT/h/standing.log 2>&1; echo "standing rc $? ($(( $(date +%s) - t0 )) s)"
+  if [ "${STANDING:-1}" = 1 ]; then  # STANDING=0 STEPS=0: the prefill standing alone
+    timeout 150 python3 bench/decode.py --library $L --arms mate,read,fp16 --m 1,16,33,48,64 --orders 2 \
+      --json $OUT/h/standing.json > $OUT/h/standing.log 2>&1; echo "standing rc $? ($(( $(date +%s) - t0 )) s)"
+  fi
   if [ "${STEPS:-1}" = 1 ]; then  # STEPS=0 where the budget is short
     timeout 150 python3 bench/decode_step.py --library $L --models llama8b,qwen1.5b --m 1,16 --rounds 3 \
       --json $OUT/h/steps.json > $OUT/h/steps.log 2>&1; echo "steps rc $? ($(( $(date +%s) - t0 )) s)"

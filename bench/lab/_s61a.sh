@@ -7,7 +7,7 @@ gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); echo "GPU: $
 mkdir -p $OUT/h; L=$PWD/target/s61sk/libmate.so; t0=$(date +%s)
 LL=llama8b.qkv,llama8b.o,llama8b.gate_up,llama8b.down,llama70b.qkv,llama70b.o,llama70b.gate_up,llama70b.down
 if echo "$gpu" | grep -q H200; then
-  timeout 270 python3 bench/decode.py --library $L --arms mate,fp16 --shapes $LL --m 128,256,1024,4096 --orders 2 \
+  timeout 270 python3 bench/decode.py --library $L --arms mate,fp16 --shapes $LL --m ${PREFILL_M:-128,256,1024,4096} --orders 2 \
     --sustain-ms 1000 --json $OUT/h/prefill.json > $OUT/h/prefill.log 2>&1; echo "prefill rc $? ($(( $(date +%s) - t0 )) s)"
   grep -E "^\S+ +M *=|fp16" $OUT/h/prefill.log | tail -40 | cut -c1-170
   if [ "${STANDING:-1}" = 1 ]; then  # STANDING=0 STEPS=0: the prefill standing alone

@@ -552,7 +552,9 @@ fn bwg_pairs_are_pinned() {
     // qkv at M = 128, gate_up, Llama-70B qkv at M = 128-256), whole tiles (M >= 1024 on o / down)
     // or the tiles below 128 tokens; grids of whole pairs. Where stream-K would save fewer stages
     // than its fix-up costs (bwg_sk_fixup_stages) the pair serves: Llama-8B qkv at M = 256 (16
-    // stages against 12); stream-K stays at 8192 x 6144 (M = 256: 32 against 24).
+    // stages against 12); stream-K stays at 8192 x 6144 (M = 256: 32 against 24). The 128-token
+    // tile's pair serves 2048 x 6144 at M = 128 (6 stages of 3 chunks against stream-K's 4 + 3);
+    // Llama-8B qkv at M = 128 stays stream-K (11 against 8 + 3).
     let caps = Caps::uniform(132, 2);
     for (m, k, n, paired) in [
         (128, 8192, 8192, true),

@@ -197,9 +197,10 @@ fn bwg_split_with(p: &Problem, sms: i64, v: &Variant, over: Option<i64>) -> BwgS
     }
 }
 
-/// bwg's 256-token tile takes stream-K instead of an even split of two only where it takes at
-/// least this many stages (of two chunks) off the busiest CTA: a contributor stores its 128 KB
-/// partial and an owner waits for and sums them. A probe of Llama-8B qkv at M = 256
+/// bwg's 128 / 256-token tiles take stream-K instead of an even split of two only where it takes
+/// at least this many stages (of `bwg_chunks_per_stage`: three chunks at 128 tokens, two at 256)
+/// off the busiest CTA: a contributor stores its 64 / 128 KB partial and an owner waits for and
+/// sums them. A probe of Llama-8B qkv at M = 256
 /// (bench/lab/probe_bwg.py, H100) put that at ~3.2 us for a contributor and ~6 us for an owner,
 /// against ~1.3 us a stage. Forced on the H100 (bench/NOTES.md session 60), the even split of two
 /// against stream-K at M = 256: 3584 x 7168 0.90x, 4096 x 7168 0.94x, 5120 x 7168 0.95x,

@@ -187,7 +187,7 @@ fn bwg_split_with(p: &Problem, sms: i64, v: &Variant, over: Option<i64>) -> BwgS
     } else {
         0
     };
-    // the 256-token tile against its even split of two (summed in cluster pairs, no workspace):
+    // the 128 / 256-token tiles against their even split of two (summed in cluster pairs, no workspace):
     // a saving of at least the fix-up's stages
     let fixup = if plain.split == 2 { bwg_sk_fixup_stages(v.tm) } else { 0 };
     if 100 * busiest_streamk <= pct * busiest && busiest_streamk + fixup <= busiest {

@@ -9,7 +9,7 @@ set -u
 #    256-feature tiles 2.09-2.37x max(read, FLOP), the 128-feature split plans on the 4096-wide
 #    layers 2.7-3.1x (8B qkv / o / down at 64); the routing was tuned on H100s (sessions 41-58),
 #    whose read is ~1.4x slower. A forced arm >= 3 % faster than the routed one is a lead.
-# Everything under $OUT goes back as one tarball. BETWEEN=0 / SWEEP=0 skip a part.
+# Everything under $OUT goes back as one tarball. BETWEEN=0 / SWEEP=0 skip a part; FORCED=1 adds one.
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); echo "GPU: $gpu"
 mkdir -p $OUT/b; L=$PWD/target/${LIB:-s61sk}/libmate.so; t0=$(date +%s)
 LL=llama8b.qkv,llama8b.o,llama8b.gate_up,llama8b.down,llama70b.qkv,llama70b.o,llama70b.gate_up,llama70b.down
@@ -17,6 +17,17 @@ if [ "${BETWEEN:-1}" = 1 ]; then
   timeout 280 python3 bench/decode.py --library $L --arms mate,fp16 --shapes $LL --m 272,640,800 --orders 2 \
     --sustain-ms 1000 --json $OUT/b/between.json > $OUT/b/between.log 2>&1
   echo "between rc $? ($(( $(date +%s) - t0 )) s)"; grep -E "fp16/mate" $OUT/b/between.log | cut -c1-140
+fi
+# The routed plans there (132 SMs, f16 g128, session 62's CPU dump): M = 272 / 288 8B qkv and o on
+# the 144-token tile (two m-tiles), the rest on 272 / 288; M = 640 8B qkv / o on the 224-token tile
+# (3 m-tiles, stream-K), the rest on 320; M = 800 everything on the 208-token tile (4 m-tiles, whole
+# on all but 8B / 70B qkv). FORCED=1 adds the nearest other tiles on the 8B qkv / o at 640 / 800
+# (forced arms in one process carry ~4 % noise: a lead needs a library A/B).
+if [ "${FORCED:-0}" = 1 ]; then
+  V=mate_bwg_f16_sym_m256_n128_split_pre,mate_bwg_f16_sym_m272_n128_split_pre,mate_bwg_f16_sym_m320_n128_split_pre
+  timeout 200 python3 bench/decode.py --library $L --arms mate,fp16 --variants $V --shapes llama8b.qkv,llama8b.o \
+    --m 640,800 --orders 2 --sustain-ms 1000 --json $OUT/b/forced.json > $OUT/b/forced.log 2>&1
+  echo "forced rc $? ($(( $(date +%s) - t0 )) s)"; grep -E "M=" $OUT/b/forced.log | cut -c1-220 | head -20
 fi
 if [ "${SWEEP:-1}" = 1 ]; then
   for g in llama8b llama70b; do  # one JSON per model: a timeout loses one half, not both

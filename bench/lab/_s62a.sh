@@ -13,10 +13,12 @@ set -u
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); echo "GPU: $gpu"
 mkdir -p $OUT/b; L=$PWD/target/${LIB:-s61sk}/libmate.so; t0=$(date +%s)
 LL=llama8b.qkv,llama8b.o,llama8b.gate_up,llama8b.down,llama70b.qkv,llama70b.o,llama70b.gate_up,llama70b.down
-if [ "${BETWEEN:-1}" = 1 ]; then
-  timeout 280 python3 bench/decode.py --library $L --arms mate,fp16 --shapes $LL --m 272,640,800 --orders 2 \
-    --sustain-ms 1000 --json $OUT/b/between.json > $OUT/b/between.log 2>&1
-  echo "between rc $? ($(( $(date +%s) - t0 )) s)"; grep -E "fp16/mate" $OUT/b/between.log | cut -c1-140
+if [ "${BETWEEN:-1}" = 1 ]; then  # two processes: a timeout loses one half, not both
+  for part in "a 192,272,640,800" "b 400,1056,1536,2560"; do set -- $part
+    timeout 270 python3 bench/decode.py --library $L --arms mate,fp16 --shapes $LL --m $2 --orders 2 \
+      --sustain-ms 1000 --json $OUT/b/between-$1.json > $OUT/b/between-$1.log 2>&1
+    echo "between $1 rc $? ($(( $(date +%s) - t0 )) s)"; grep -E "fp16/mate" $OUT/b/between-$1.log | cut -c1-140
+  done
 fi
 # The routed plans there (132 SMs, f16 g128, session 62's CPU dump): M = 272 / 288 8B qkv and o on
 # the 144-token tile (two m-tiles), the rest on 272 / 288; M = 640 8B qkv / o on the 224-token tile

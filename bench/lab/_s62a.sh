@@ -9,12 +9,14 @@ set -u
 #    256-feature tiles 2.09-2.37x max(read, FLOP), the 128-feature split plans on the 4096-wide
 #    layers 2.7-3.1x (8B qkv / o / down at 64); the routing was tuned on H100s (sessions 41-58),
 #    whose read is ~1.4x slower. A forced arm >= 3 % faster than the routed one is a lead.
-# Everything under $OUT goes back as one tarball. BETWEEN=0 / SWEEP=0 skip a part; FORCED=1 adds one.
+# Everything under $OUT goes back as one tarball. BETWEEN=0 / SWEEP=0 skip a part; FORCED=1 adds one;
+# PARTS=a times only the first four between points.
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); echo "GPU: $gpu"
 mkdir -p $OUT/b; L=$PWD/target/${LIB:-s61sk}/libmate.so; t0=$(date +%s)
 LL=llama8b.qkv,llama8b.o,llama8b.gate_up,llama8b.down,llama70b.qkv,llama70b.o,llama70b.gate_up,llama70b.down
 if [ "${BETWEEN:-1}" = 1 ]; then  # two processes: a timeout loses one half, not both
-  for part in "a 192,272,640,800" "b 400,1056,1536,2560"; do set -- $part
+  for part in ${PARTS:-a b}; do
+    case $part in a) set -- a 192,272,640,800 ;; b) set -- b 400,1056,1536,2560 ;; esac
     timeout 270 python3 bench/decode.py --library $L --arms mate,fp16 --shapes $LL --m $2 --orders 2 \
       --sustain-ms 1000 --json $OUT/b/between-$1.json > $OUT/b/between-$1.log 2>&1
     echo "between $1 rc $? ($(( $(date +%s) - t0 )) s)"; grep -E "fp16/mate" $OUT/b/between-$1.log | cut -c1-140

@@ -6,7 +6,8 @@ set -u
 # points passed. Part 1 re-times those points on the card that comes (H200 wanted). Part 2 puts the
 # routed plan beside the nearest other token tiles at each worst point: a forced arm >= 3 % faster is
 # a planner lead (forced arms in one process carry ~4 % noise: confirm by a library A/B).
-# Everything under $OUT goes back as one tarball. ROUTED=0 / FORCED=0 skip a part.
+# Everything under $OUT goes back as one tarball. ROUTED=0 / FORCED=0 skip a part. AB=1 adds a
+# library A/B of the draft rule (carry target/round63 too).
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); echo "GPU: $gpu"
 mkdir -p $OUT/c; L=$PWD/target/${LIB:-s61sk}/libmate.so; t0=$(date +%s)
 # tile specs: 192 = the 192-token split tile (the planner's split), 192w = its whole-K tile, 272@2 = split 2
@@ -41,4 +42,12 @@ fi
 # (no fix-up: 8B o M = 800 on 4 x 208 whole ran 47.75 us, M = 768 on 3 x 256 stream-K 48.46);
 # 8B down 640 2 x 320 paired split (grid 128); 8B o 192 2 x 128 paired (m192 split 4, grid 128;
 # m192@2 grid 64); 8B qkv 384 2 x 192 stream-K; 8B qkv 800 4 x 208 stream-K.
+if [ "${AB:-0}" = 1 ]; then
+  # the draft rule (branch round-tile-draft, 2cab08c: bwg_round_tile; target/round63, md5 c860e137)
+  # against main's library, A B B A: it moves only 8B o / down at M = 513-768 (4 whole m-tiles)
+  A=${LIB:-s61sk} B=round63 SHAPES=llama8b.o,llama8b.down M=576,640,704,768 TAG=round PDLS=1 \
+    EXTRA="--arms mate --sustain-ms 1000" bash bench/lab/ab.sh
+  python3 bench/lab/ab_report.py ${LIB:-s61sk} round63 "$OUT/r/round-pdl1-*.json" 2>&1 | tail -12
+  mv $OUT/r $OUT/c/ab
+fi
 cd $OUT && tar czf c.tgz c && rm -rf c

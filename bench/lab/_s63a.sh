@@ -19,7 +19,7 @@ if [ "${ROUTED:-1}" = 1 ]; then
   echo "routed rc $? ($(( $(date +%s) - t0 )) s)"; grep -E "fp16/mate" $OUT/c/routed.log | cut -c1-140
 fi
 if [ "${FORCED:-1}" = 1 ]; then
-  # shape M tiles: the routed plan (session 63's CPU dump, 132 SMs) is named in the comment
+  # shape M tiles (the routed plans, from session 63's CPU dump, are in the comment below the list)
   while read -r shape m tiles; do
     [ -z "$shape" ] && continue
     timeout 120 python3 bench/decode.py --library $L --arms mate,fp16 --variants $(v $tiles) --shapes $shape \
@@ -40,7 +40,7 @@ fi
 # stream-K (grid 132), m272@2 = 48 tiles x 2 unpaired (grid 96, as M = 256's pair); 8B o 576 / 640
 # / 768 3 x 192 / 224 / 256 stream-K over 96 tiles, the "w" arms 4 m-tiles x 32 = 128 whole tiles
 # (no fix-up: 8B o M = 800 on 4 x 208 whole ran 47.75 us, M = 768 on 3 x 256 stream-K 48.46);
-# 8B down 640 2 x 320 paired split (grid 128); 8B o 192 2 x 128 paired (m192 split 4, grid 128;
+# 8B down 640 2 x 320 split in two, unpaired (grid 128); 8B o 192 2 x 128 paired (m192 split 4, grid 128;
 # m192@2 grid 64); 8B qkv 384 2 x 192 stream-K; 8B qkv 800 4 x 208 stream-K.
 if [ "${AB:-0}" = 1 ]; then
   # the draft rule (branch round-tile-draft, 2cab08c: bwg_round_tile; target/round63, md5 c860e137)

@@ -1,8 +1,8 @@
 set -u
 # Prepared in session 64 (no device that session) for the next GPU call, with branch pair-wide
 # checked out (its tests/python/test_split_paired.py has the wide cases) and carry
-# ["target/s61sk", "target/pairwide"]. target/pairwide (md5 19be5950) is branch pair-wide
-# (107c898): bwg's paired even split (2-CTA clusters, the partner's half through distributed
+# ["target/s61sk", "target/pairwide"]. target/pairwide (md5 19be5950) is built from branch
+# pair-wide's library code: bwg's paired even split (2-CTA clusters, the partner's half through distributed
 # shared memory) on the wide 272-320-token tiles, whose two-slot rings have a free slot where both
 # parts end on the same one (every Llama K). Main's library: target/s61sk (md5 248996e3).
 # Part 1 (TEST=0 skips): the paired test on pairwide: the pair against the ticket bit for bit,

@@ -6,7 +6,7 @@ set -u
 #   pairwide (19be5950) branch pair-wide: bwg's paired even split (2-CTA clusters, the partner's
 #            half through distributed shared memory) also on the wide 272-320-token tiles, whose
 #            two-slot rings have a free slot where both parts end on the same one (every Llama K);
-#   pairrule (dbf719b2) branch pair-wide-rule = pair-wide + a draft routing rule: the wide pairs'
+#   pairrule (7dbb539c) branch pair-wide-rule = pair-wide + a draft routing rule: the wide pairs'
 #            fix-up priced as the 256-token tile's (5 stages) and served with shallower CTAs where
 #            they fill 70 % of the SMs (Llama-8B qkv M = 257-320, Llama-8B o M = 513-640).
 # Part 1 (TEST=0 skips): the paired test on pairrule: the pair against the ticket bit for bit,

@@ -10,9 +10,7 @@ set -u
 # library A/B of the draft rule (carry target/round63 too).
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); echo "GPU: $gpu"
 mkdir -p $OUT/c; L=$PWD/target/${LIB:-s61sk}/libmate.so; t0=$(date +%s)
-# tile specs: 192 = the 192-token split tile (the planner's split), 192w = its whole-K tile, 272@2 = split 2
-v() { local s="" t b; for t in "$@"; do b=${t%%@*}; case $t in *w) s="$s,mate_bwg_f16_sym_m${t%w}_n128_whole_pre" ;;
-  *@*) s="$s,mate_bwg_f16_sym_m${b}_n128_split_pre@${t#*@}" ;; *) s="$s,mate_bwg_f16_sym_m${t}_n128_split_pre" ;; esac; done; echo "${s#,}"; }
+source bench/lab/tiles.sh  # tiles SPEC...: the forced arms
 if [ "${ROUTED:-1}" = 1 ]; then
   timeout 240 python3 bench/decode.py --library $L --arms mate,fp16 --shapes llama8b.qkv,llama8b.o,llama8b.down \
     --m 192,272,384,576,640,768,800,1056 --orders 2 --sustain-ms 1000 --json $OUT/c/routed.json > $OUT/c/routed.log 2>&1
@@ -22,7 +20,7 @@ if [ "${FORCED:-1}" = 1 ]; then
   # shape M tiles (the routed plans, from session 63's CPU dump, are in the comment below the list)
   while read -r shape m tiles; do
     [ -z "$shape" ] && continue
-    timeout 120 python3 bench/decode.py --library $L --arms mate,fp16 --variants $(v $tiles) --shapes $shape \
+    timeout 120 python3 bench/decode.py --library $L --arms mate,fp16 --variants "$(tiles $tiles)" --shapes $shape \
       --m $m --orders 2 --sustain-ms 1000 --json $OUT/c/f-$shape-$m.json > $OUT/c/f-$shape-$m.log 2>&1
     echo "forced $shape $m rc $? ($(( $(date +%s) - t0 )) s)"; grep -E "M=" $OUT/c/f-$shape-$m.log | head -1 | cut -c1-420
   done <<'LIST'
@@ -43,7 +41,7 @@ fi
 # 8B down 640 2 x 320 split in two, unpaired (grid 128); 8B o 192 2 x 128 paired (m192 split 4, grid 128;
 # m192@2 grid 64); 8B qkv 384 2 x 192 stream-K; 8B qkv 800 4 x 208 stream-K.
 if [ "${AB:-0}" = 1 ]; then
-  # the draft rule (branch round-tile-draft, 2cab08c: bwg_round_tile; target/round63, md5 c860e137)
+  # the draft rule (branch round-tile-draft, ba76f87 after session 64's rebase: bwg_round_tile; target/round63, md5 c860e137)
   # against main's library, A B B A: it moves only 8B o / down at M = 513-768 (4 whole m-tiles)
   A=${LIB:-s61sk} B=round63 SHAPES=llama8b.o,llama8b.down M=576,640,704,768 TAG=round PDLS=1 \
     EXTRA="--arms mate --sustain-ms 1000" bash bench/lab/ab.sh

@@ -28,14 +28,11 @@ if [ "${TEST:-1}" = 1 ]; then
   MATE_LIBRARY=$PWD/target/pairrule/libmate.so timeout 200 python3 -m pytest -q -rf -p no:cacheprovider tests/python/test_split_paired.py > $OUT/c/test.log 2>&1
   echo "paired test rc $? ($(( $(date +%s) - t0 )) s)"; tail -3 $OUT/c/test.log
 fi
-v() { local s="" t; for t in "$@"; do case $t in nopairs) s="$s,/nopairs" ;;
-  *w) s="$s,mate_bwg_f16_sym_m${t%w}_n128_whole_pre" ;;
-  *@*/n) t=${t%/n}; s="$s,mate_bwg_f16_sym_m${t%%@*}_n128_split_pre@${t#*@}/nopairs" ;;
-  *@*) s="$s,mate_bwg_f16_sym_m${t%%@*}_n128_split_pre@${t#*@}" ;; esac; done; echo "${s#,}"; }
+source bench/lab/tiles.sh  # tiles SPEC...: the forced arms
 if [ "${FORCED:-1}" = 1 ]; then
   while read -r shape m tiles; do
     [ -z "$shape" ] && continue
-    timeout 120 python3 bench/decode.py --library $L --arms mate,fp16 --variants "$(v $tiles)" --shapes $shape \
+    timeout 120 python3 bench/decode.py --library $L --arms mate,fp16 --variants "$(tiles $tiles)" --shapes $shape \
       --m $m --orders 2 --sustain-ms 1000 --json $OUT/c/f-$shape-$m.json > $OUT/c/f-$shape-$m.log 2>&1
     echo "forced $shape $m rc $? ($(( $(date +%s) - t0 )) s)"; grep -E "M=" $OUT/c/f-$shape-$m.log | head -1 | cut -c1-420
   done <<'LIST'

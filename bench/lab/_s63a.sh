@@ -41,7 +41,7 @@ fi
 # 8B down 640 2 x 320 split in two, unpaired (grid 128); 8B o 192 2 x 128 paired (m192 split 4, grid 128;
 # m192@2 grid 64); 8B qkv 384 2 x 192 stream-K; 8B qkv 800 4 x 208 stream-K.
 if [ "${AB:-0}" = 1 ]; then
-  # the draft rule (branch round-tile-draft, ba76f87 after session 64's rebase: bwg_round_tile; target/round63, md5 c860e137)
+  # the draft rule (branch round-tile-draft: bwg_round_tile; target/round63, md5 c860e137)
   # against main's library, A B B A: it moves only 8B o / down at M = 513-768 (4 whole m-tiles)
   A=${LIB:-s61sk} B=round63 SHAPES=llama8b.o,llama8b.down M=576,640,704,768 TAG=round PDLS=1 \
     EXTRA="--arms mate --sustain-ms 1000" bash bench/lab/ab.sh

@@ -10,7 +10,7 @@ set -u
 # library A/B of the draft rule (carry target/round63 too).
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); echo "GPU: $gpu"
 mkdir -p $OUT/c; L=$PWD/target/${LIB:-s61sk}/libmate.so; t0=$(date +%s)
-source bench/lab/tiles.sh  # tiles SPEC...: the forced arms
+source bench/lab/tiles.sh  # forced_arms: the forced arms
 if [ "${ROUTED:-1}" = 1 ]; then
   timeout 240 python3 bench/decode.py --library $L --arms mate,fp16 --shapes llama8b.qkv,llama8b.o,llama8b.down \
     --m 192,272,384,576,640,768,800,1056 --orders 2 --sustain-ms 1000 --json $OUT/c/routed.json > $OUT/c/routed.log 2>&1
@@ -18,12 +18,7 @@ if [ "${ROUTED:-1}" = 1 ]; then
 fi
 if [ "${FORCED:-1}" = 1 ]; then
   # shape M tiles (the routed plans, from session 63's CPU dump, are in the comment below the list)
-  while read -r shape m tiles; do
-    [ -z "$shape" ] && continue
-    timeout 120 python3 bench/decode.py --library $L --arms mate,fp16 --variants "$(tiles $tiles)" --shapes $shape \
-      --m $m --orders 2 --sustain-ms 1000 --json $OUT/c/f-$shape-$m.json > $OUT/c/f-$shape-$m.log 2>&1
-    echo "forced $shape $m rc $? ($(( $(date +%s) - t0 )) s)"; grep -E "M=" $OUT/c/f-$shape-$m.log | head -1 | cut -c1-420
-  done <<'LIST'
+  forced_arms $L $OUT/c $t0 <<'LIST'
 llama8b.qkv 272 272@2 288@2 272 160
 llama8b.o 640 160w 176w 320 256
 llama8b.o 768 192w 208w 272

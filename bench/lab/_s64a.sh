@@ -28,14 +28,9 @@ if [ "${TEST:-1}" = 1 ]; then
   MATE_LIBRARY=$PWD/target/pairrule/libmate.so timeout 200 python3 -m pytest -q -rf -p no:cacheprovider tests/python/test_split_paired.py > $OUT/c/test.log 2>&1
   echo "paired test rc $? ($(( $(date +%s) - t0 )) s)"; tail -3 $OUT/c/test.log
 fi
-source bench/lab/tiles.sh  # tiles SPEC...: the forced arms
+source bench/lab/tiles.sh  # forced_arms: the forced arms
 if [ "${FORCED:-1}" = 1 ]; then
-  while read -r shape m tiles; do
-    [ -z "$shape" ] && continue
-    timeout 120 python3 bench/decode.py --library $L --arms mate,fp16 --variants "$(tiles $tiles)" --shapes $shape \
-      --m $m --orders 2 --sustain-ms 1000 --json $OUT/c/f-$shape-$m.json > $OUT/c/f-$shape-$m.log 2>&1
-    echo "forced $shape $m rc $? ($(( $(date +%s) - t0 )) s)"; grep -E "M=" $OUT/c/f-$shape-$m.log | head -1 | cut -c1-420
-  done <<'LIST'
+  forced_arms $L $OUT/c $t0 <<'LIST'
 llama8b.qkv 272 272@2 272@2/n 288@2
 llama8b.o 640 320@2 320@2/n 160w
 llama8b.down 640 nopairs 160w

@@ -15,3 +15,17 @@ tiles() {
   done
   echo "${s#,}"
 }
+
+# `forced_arms LIB DIR T0` reads lines "shape M SPEC..." from stdin and times each shape at M with
+# the routed mate arm, cuBLAS fp16 and the forced arms `tiles SPEC...` (one process a line,
+# 1000 ms sustain), writing DIR/f-shape-M.json / .log; T0 is the script's start (for the timing).
+forced_arms() {
+  local lib=$1 dir=$2 t0=$3 shape m specs
+  while read -r shape m specs; do
+    [ -z "$shape" ] && continue
+    # shellcheck disable=SC2086  # specs holds several tile specs
+    timeout 120 python3 bench/decode.py --library "$lib" --arms mate,fp16 --variants "$(tiles $specs)" --shapes "$shape" \
+      --m "$m" --orders 2 --sustain-ms 1000 --json "$dir/f-$shape-$m.json" > "$dir/f-$shape-$m.log" 2>&1
+    echo "forced $shape $m rc $? ($(( $(date +%s) - t0 )) s)"; grep -E "M=" "$dir/f-$shape-$m.log" | head -1 | cut -c1-420
+  done
+}

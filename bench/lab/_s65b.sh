@@ -16,13 +16,14 @@ set -u
 # Part 2 (FORCED=0 skips), pairwide (main's routing, wide splits paired), one process a shape:
 # each point's routed plan beside the wide tile's even split of two paired and unpaired
 # ("/nopairs"), and the whole 4-m-tile plan of branch round-tile-draft ("160w").
-# Predictions (bench/NOTES.md session 64; pairs 0.94-0.975x of the ticket in session 24): 8B qkv
-# M = 272, m272@2 paired 0.85-0.91x routed (2 x 144 stream-K, 34.1 us on the H100); 8B o M = 640,
-# m320@2 paired ~1.0x routed (3 x 224 stream-K 43.6 us; m320@2 unpaired ran 46.3); 8B down 640,
-# routed (now paired) 0.94-0.975x its /nopairs.
+# Predictions (bench/NOTES.md session 65: the wide tiles' L2 sum keeps 1-4 loads in flight, the
+# pair reads nothing back): 8B qkv M = 272, m272@2 paired 0.85-0.95x routed (2 x 144 stream-K,
+# 34.1 us on the H100); 8B o M = 640, m320@2 paired ~0.83x routed (3 x 224 stream-K 43.6 us;
+# m320@2 unpaired ran 46.3) and ahead of 160w (~0.88x); 8B down 640, routed (now paired) ~0.83x
+# its /nopairs.
 # Part 3 (AB=0 skips): library A/B, main65 against pairrule (A B B A, PDL on) at M = 300 / 640 on
-# five layers. Moved: 70B o / down 300 and 8B down 640 (pairs, predicted 0.94-0.98x), 8B qkv 300
-# (rule, predicted 0.85-0.91x) and 8B o 640 (rule, ~1.0x); the other five points are controls
+# five layers. Moved: 70B o / down 300 and 8B down 640 (pairs, predicted 0.83-0.86x), 8B qkv 300
+# (rule, predicted 0.85-0.95x) and 8B o 640 (rule, ~0.83x); the other five points are controls
 # (the same plan in both). Parts 1-3 take ~400 s.
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); echo "GPU: $gpu"
 mkdir -p $OUT/c; L=$PWD/target/pairwide/libmate.so; t0=$(date +%s)

@@ -5,8 +5,9 @@
 #   target/round65   + s65_round_tile.patch      (plan only)
 #   target/pairwide  + s65_pair_wide.patch       (kernels/bwg.cuh and the plan)
 #   target/pairrule  + s65_pair_wide_rule.patch  (on pair-wide; plan only)
+#   target/widesum   + s65_wide_sum.patch        (kernels/bwg.cuh only)
 # Each branch is built in this tree (same path: cmake rebuilds only what changed; a worktree
-# elsewhere rebuilds every kernel, ~6 min on 2 cores), then main is checked out again. ~20 min.
+# elsewhere rebuilds every kernel, ~6 min on 2 cores), then main is checked out again. ~25 min.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 [ -z "$(git status --porcelain --untracked-files=no)" ] || { echo "build_s65.sh: commit or stash first (tracked changes)"; exit 1; }
@@ -25,4 +26,5 @@ branch() {  # branch NAME FROM PATCH...
 branch round-tile "$base" bench/lab/s65_round_tile.patch && lib round65
 branch pair-wide "$base" bench/lab/s65_pair_wide.patch && lib pairwide
 branch pair-wide-rule pair-wide bench/lab/s65_pair_wide_rule.patch && lib pairrule
+branch wide-sum "$base" bench/lab/s65_wide_sum.patch && lib widesum
 git checkout -q "$base"

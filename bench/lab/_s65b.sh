@@ -1,5 +1,5 @@
 set -u
-# Session 64's _s64a.sh for session 65 (not run: no device lent then): session 64's branches and
+# Replaces session 64's _s64a.sh (in git history; not run: no device lent in 64 or 65): session 64's branches and
 # libraries were lost with its checkout; session 65 rewrote them from its notes, as patches on
 # main. Build the libraries with bench/lab/build_s65.sh, run from main with carry
 # ["target/main65", "target/pairwide", "target/pairrule"] (the test part applies
